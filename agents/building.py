@@ -1,0 +1,177 @@
+"""State and policy of one memory build (MARK's Memory Builder Service), shared by the team's agents."""
+
+from __future__ import annotations
+
+import json
+import uuid
+from enum import StrEnum
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from agents.structured import UsageLog
+from memory.conflicts import Verdict
+from memory.models import Category, MemoryType, Source
+
+
+class ReviewPolicy(StrEnum):
+    """Which new memories a human reviewer must see before they are used."""
+
+    AUTO = "auto"
+    RESIDUAL = "residual"
+    ALL = "all"
+
+
+class Turn(BaseModel):
+    """One message of a conversation transcript."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    role: str
+    content: str
+
+    @field_validator("role")
+    @classmethod
+    def _role(cls, value: str) -> str:
+        value = value.strip().lower()
+        if value not in {"user", "assistant", "sme", "system"}:
+            raise ValueError(f"role must be user, assistant, sme or system, not {value!r}")
+        return value
+
+
+def render_transcript(turns: list[Turn]) -> str:
+    """The transcript as "User: ..." / "Assistant: ..." lines (SME turns are the user's)."""
+    names = {"user": "User", "sme": "User", "assistant": "Assistant", "system": "System"}
+    return "\n".join(f"{names[t.role]}: {t.content.strip()}" for t in turns if t.content.strip())
+
+
+class Candidate(BaseModel):
+    """One extracted memory on its way through the team."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    type: MemoryType
+    text: str
+    category: Category
+    verdicts: dict[str, Verdict] = Field(default_factory=dict)
+    verdict_by_text: dict[str, Verdict] = Field(default_factory=dict)
+    conflict_texts: list[str] = Field(default_factory=list)
+    fact_check: float | None = None
+    fact_reason: str = ""
+    review_reason: str = ""
+    decision: dict[str, Any] | None = None
+
+
+class Outcome(BaseModel):
+    """What happened to one candidate."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    action: str
+    type: MemoryType
+    text: str
+    memory_id: str | None = None
+    status: str | None = None
+    superseded: list[str] = Field(default_factory=list)
+    reason: str = ""
+
+
+class BuildState:
+    """Everything the team's agents share during one build."""
+
+    def __init__(
+        self,
+        turns: list[Turn],
+        user_id: str,
+        *,
+        source: Source = Source.USER,
+        policy: ReviewPolicy = ReviewPolicy.AUTO,
+        evidence: str = "",
+        domain: str = "general",
+        agent: str = "chatbot",
+        conversation_id: str | None = None,
+    ) -> None:
+        """Start a build of ``turns`` for ``user_id``; ``evidence`` is trusted reference text."""
+        self.turns, self.user_id, self.source, self.policy = turns, user_id, source, policy
+        self.evidence, self.domain, self.agent = evidence, domain, agent
+        self.conversation_id = conversation_id or uuid.uuid4().hex[:12]
+        self.candidates: list[Candidate] = []
+        self.outcomes: list[Outcome] = []
+        self.errors: list[str] = []
+        self.usage = UsageLog()
+        self.trail: list[str] = []
+
+    @property
+    def transcript(self) -> str:
+        """The conversation as text for the extractor prompts."""
+        return render_transcript(self.turns)
+
+    @property
+    def expert_evidence(self) -> str:
+        """Trusted evidence for fact checks: the reference text plus what the expert said."""
+        said = [t.content for t in self.turns if t.role in {"user", "sme"}] if self.source is Source.SME else []
+        return "\n".join(part for part in [self.evidence, *said] if part.strip())
+
+    def review_reason(self, candidate: Candidate) -> str:
+        """Why the policy sends a candidate to a reviewer ("" when it does not)."""
+        if self.policy is ReviewPolicy.ALL:
+            return "policy: review all"
+        if candidate.type is MemoryType.RESIDUAL:
+            if self.policy is ReviewPolicy.RESIDUAL:
+                return "policy: review residual"
+            if self.source is not Source.SME:
+                return f"residual memory from an untrusted source ({self.source.value})"
+        if candidate.fact_check == 0.0:
+            return "the fact check contradicts it"
+        return ""
+
+    def counts(self) -> dict[str, dict[str, int]]:
+        """Outcome counts per memory type."""
+        table: dict[str, dict[str, int]] = {}
+        for outcome in self.outcomes:
+            row = table.setdefault(outcome.type.value, {})
+            row[outcome.action] = row.get(outcome.action, 0) + 1
+        return table
+
+    def report(self) -> dict[str, Any]:
+        """A JSON-ready summary of the build."""
+        return {
+            "conversation_id": self.conversation_id,
+            "user_id": self.user_id,
+            "extracted": {t.value: sum(c.type is t for c in self.candidates) for t in MemoryType},
+            "counts": self.counts(),
+            "outcomes": [o.model_dump(mode="json") for o in self.outcomes],
+            "errors": self.errors,
+            "usage": self.state_usage(),
+            "trail": self.trail,
+        }
+
+    def state_usage(self) -> dict[str, Any]:
+        """LLM calls and tokens per agent plus the total."""
+        return {"agents": self.usage.snapshot(), "total": self.usage.totals().model_dump()}
+
+
+class TranscriptError(ValueError):
+    """A transcript file is unreadable or malformed."""
+
+
+def load_transcript(path: Path) -> list[Turn]:
+    """Read a JSON list of ``{role, content}`` messages; errors name the file and the message index."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise TranscriptError(f"cannot read {path}: {exc.strerror}") from exc
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise TranscriptError(f"{path}: not valid JSON ({exc})") from exc
+    if not isinstance(data, list) or not data:
+        raise TranscriptError(f"{path}: expected a non-empty JSON list of {{role, content}} messages")
+    turns: list[Turn] = []
+    for index, item in enumerate(data):
+        try:
+            turns.append(Turn.model_validate(item))
+        except ValidationError as exc:
+            first = exc.errors()[0]
+            where = ".".join(str(p) for p in first["loc"]) or "message"
+            raise TranscriptError(f"{path}: message {index}: {where}: {first['msg']}") from exc
+    return turns

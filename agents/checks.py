@@ -1,0 +1,61 @@
+"""The conflict resolver and the veracity checker: one structured LLM call per flagged pair / memory."""
+
+from __future__ import annotations
+
+from autogen_core.models import ChatCompletionClient
+
+from agents.schemas import FactCheckReply, JudgeReply
+from agents.structured import UsageLog, call_structured, system, user
+from memory.conflicts import Verdict
+from prompts import render
+
+
+class LLMJudge:
+    """Asks the model whether a new memory is the same as, contradicts, or is independent of an old one."""
+
+    def __init__(self, client: ChatCompletionClient, usage: UsageLog | None = None, name: str = "conflict_resolver"):
+        """Use ``client`` for the verdicts; calls are counted in ``usage``."""
+        self.client, self.usage, self.name = client, usage, name
+        self.failures: list[str] = []
+
+    async def judge(self, new_text: str, old_text: str) -> Verdict:
+        """The verdict, or UNSURE (keep both) when the model's reply cannot be used."""
+        prompt = render("judge_conflict", old=_quote(old_text), new=_quote(new_text))
+        outcome = await call_structured(
+            self.client, self.name, [system(prompt), user("Give the verdict as JSON.")], JudgeReply, self.usage
+        )
+        if outcome.value is None:
+            self.failures.append(outcome.error or "no verdict")
+            return Verdict.UNSURE
+        return outcome.value.to_verdict()
+
+
+class FactChecker:
+    """Scores a memory against trusted evidence: F in {0, 0.5, 1} (VeriMem re-check input)."""
+
+    def __init__(
+        self, client: ChatCompletionClient, domain: str, usage: UsageLog | None = None, name: str = "veracity_checker"
+    ):
+        """Use ``client``; ``domain`` is named in the prompt."""
+        self.client, self.domain, self.usage, self.name = client, domain, usage, name
+        self.failures: list[str] = []
+
+    async def check(self, memory_text: str, evidence: str) -> FactCheckReply | None:
+        """The fact-check, or None when there is no evidence or the reply cannot be used."""
+        if not evidence.strip():
+            return None
+        prompt = render("check_veracity", domain=self.domain, evidence=_quote(evidence), memory=_quote(memory_text))
+        outcome = await call_structured(
+            self.client, self.name, [system(prompt), user("Give the score as JSON.")], FactCheckReply, self.usage
+        )
+        if outcome.value is None:
+            self.failures.append(outcome.error or "no score")
+        return outcome.value
+
+
+def _quote(text: str) -> str:
+    """Neutralise tag-like sequences so quoted data cannot close the prompt's data sections."""
+    return text.replace("<", "‹").replace(">", "›")
+
+
+quote = _quote

@@ -1,0 +1,302 @@
+"""Search latency of the MARK engine at 10k and 100k memories (MSS: 3 types x top-20 + MRS + query embedding).
+
+Run:  nice -n 10 .venv/bin/python benchmarks/bench_search.py [--quick] [--queries N] [--sizes 10k,100k]
+
+Data: bulk-loaded with ``engine.store.put`` (no audit events); the stored vectors are SYNTHETIC: real ONNX
+MiniLM vectors of a pool of generated sentences, jittered per memory (see ``_common.VectorPool``). The
+query path is real: ``engine.search`` embeds each (unique, uncached) query with the ONNX MiniLM.
+
+Measured per query, interleaved so machine noise hits every row alike, on a random user each time:
+(a) full ``engine.search(query, user, k=1)``; (b) BASELINE: a bare Chroma top-20 ``collection.query`` on the
+domain collection with a precomputed vector and no ``where``; (b2) the same with the engine's status/type
+``where``; (c) the query embedding alone; (d) the per-user collection query as search issues it (with its
+``where``) and (d2) without; (e) a PROTOTYPE of the suggested fix (domain leg without ``where``, filtered in
+Python). Then an instrumented pass splits a full search into embedding, Chroma calls, decoding and the rest.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import sys
+import time
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+from _common import (
+    NOW,
+    CallTimer,
+    SentenceMaker,
+    VectorPool,
+    build_dataset,
+    bulk_load,
+    dir_mb,
+    machine_info,
+    print_table,
+    rss_mb,
+    say,
+    summarize,
+    temp_home,
+    timed,
+    write_results,
+)
+
+import memory.store as store_module
+from memory.config import load_settings
+from memory.embedder import build_embedder
+from memory.engine import MemoryEngine
+from memory.models import SEARCHABLE, SHARED_USER, MemoryRecord, MemoryType
+from memory.search import search
+
+TARGET_P95_MS = 25.0
+SIZES = {"10k": (100, 90, 1_000), "100k": (1_000, 90, 10_000)}
+STATUS_WHERE = {"status": {"$in": sorted(s.value for s in SEARCHABLE)}}
+INCLUDE = ["documents", "metadatas", "distances"]
+
+
+def engine_where(memory_type: MemoryType) -> dict[str, Any]:
+    """The ``where`` that ``memory.search`` sends for one type when no filters are given."""
+    return {"$and": [STATUS_WHERE, {"type": memory_type.value}]}
+
+
+class PostFilterStore:
+    """PROTOTYPE of a suggested fix, NOT engine code: a store facade for ``memory.search.search``.
+
+    The domain leg asks Chroma for ``overfetch * n`` neighbours WITHOUT ``where`` and applies the
+    status/type filter in Python; if fewer than ``n`` survive it falls back to the filtered query, so the
+    result equals the engine's whenever the plain query returns enough searchable rows. Other ``where``
+    clauses (agent, governance filters) and the personal legs pass through unchanged.
+    """
+
+    def __init__(self, store: Any, overfetch: int = 2) -> None:
+        self.store = store
+        self.overfetch = overfetch
+        self.fallbacks = 0
+        self._plain = engine_where(MemoryType.RESIDUAL)
+
+    def query(
+        self, partition: str, embedding: Sequence[float], n: int, where: dict[str, Any] | None = None
+    ) -> list[tuple[MemoryRecord, float]]:
+        if partition != SHARED_USER or where != self._plain:
+            return self.store.query(partition, embedding, n, where)  # type: ignore[no-any-return]
+        pairs = self.store.query(partition, embedding, n * self.overfetch, None)
+        kept = [(r, s) for r, s in pairs if r.status in SEARCHABLE and r.type is MemoryType.RESIDUAL]
+        if len(kept) >= n or len(pairs) < n * self.overfetch:
+            return kept[:n]
+        self.fallbacks += 1
+        return self.store.query(partition, embedding, n, where)  # type: ignore[no-any-return]
+
+
+def prototype_search(proto: PostFilterStore, inner: Any, text: str, user_id: str) -> Any:
+    """What engine.search would do with the prototype store: embed, then MSS over the facade."""
+    return search(proto, inner.embed([text])[0], user_id=user_id, now=NOW)  # type: ignore[arg-type]
+
+
+def measure_size(label: str, engine: MemoryEngine, user_ids: list[str], maker: SentenceMaker, args: Any) -> dict:
+    """The interleaved measurement loop for one loaded store."""
+    rng = np.random.default_rng(7)
+    store = engine.store
+    inner = engine.embedder.inner  # type: ignore[attr-defined]  # the uncached OnnxMiniLM
+    domain = store._collection(SHARED_USER, create=False)
+    proto = PostFilterStore(store)
+    types = list(MemoryType)
+    warm_users = list(rng.choice(user_ids, size=min(args.warmup, len(user_ids)), replace=False))
+    for user_id in warm_users:
+        text = maker.unique(types[int(rng.integers(3))])
+        engine.search(text, user_id, k=1, now=NOW)
+        store.query(user_id, inner.embed([text])[0], 20, engine_where(MemoryType.USER_QUESTION))
+        prototype_search(proto, inner, maker.unique(MemoryType.RESIDUAL), user_id)
+    seen = set(warm_users)
+    rows: dict[str, list[float]] = {k: [] for k in ("a", "a_cold", "a_warm", "b", "b_ids", "b2", "c", "d", "d2", "e")}
+    hits_before = engine.embedder.hits  # type: ignore[attr-defined]
+    for _ in range(args.queries):
+        user_id = str(rng.choice(user_ids))
+        text = maker.unique(types[int(rng.integers(3))])
+        seconds, _ = timed(engine.search, text, user_id, k=1, now=NOW)
+        rows["a"].append(seconds)
+        rows["a_warm" if user_id in seen else "a_cold"].append(seconds)
+        seen.add(user_id)
+        seconds, vectors = timed(inner.embed, [text])
+        rows["c"].append(seconds)
+        vec = np.asarray(vectors, dtype=np.float32)
+        rows["b"].append(timed(domain.query, query_embeddings=vec, n_results=20, include=INCLUDE)[0])
+        rows["b_ids"].append(timed(domain.query, query_embeddings=vec, n_results=20, include=["distances"])[0])
+        where = engine_where(MemoryType.RESIDUAL)
+        rows["b2"].append(timed(domain.query, query_embeddings=vec, n_results=20, where=where, include=INCLUDE)[0])
+        personal = engine_where(MemoryType.USER_QUESTION)
+        rows["d"].append(timed(store.query, user_id, vectors[0], 20, personal)[0])
+        rows["d2"].append(timed(store.query, user_id, vectors[0], 20, None)[0])
+        rows["e"].append(timed(prototype_search, proto, inner, maker.unique(MemoryType.USER_QUESTION), user_id)[0])
+    cache_hits = engine.embedder.hits - hits_before  # type: ignore[attr-defined]
+    stats = {k: summarize(v) for k, v in rows.items()}
+    return {
+        "stats": stats,
+        "query_embedding_cache_hits": cache_hits,
+        "prototype_fallbacks": proto.fallbacks,
+        "breakdown": breakdown(engine, user_ids, maker, rng, args.profile_runs),
+    }
+
+
+def breakdown(
+    engine: MemoryEngine, user_ids: list[str], maker: SentenceMaker, rng: np.random.Generator, runs: int
+) -> dict:
+    """Instrumented full searches: where the time of one ``engine.search`` goes."""
+    timer = CallTimer()
+    timer.wrap(engine.embedder, "embed", "query embedding")
+    timer.wrap(
+        engine.store, "query", lambda p, *a, **k: "store.query domain" if p == SHARED_USER else "store.query user"
+    )
+    timer.wrap(store_module, "from_metadata", "  of which from_metadata decode")
+    timer.wrap(engine.store._client, "get_collection", "  of which get_collection")
+    total = 0.0
+    try:
+        for _ in range(runs):
+            user_id = str(rng.choice(user_ids))
+            text = maker.unique(MemoryType.USER_QUESTION)
+            total += timed(engine.search, text, user_id, k=1, now=NOW)[0]
+    finally:
+        timer.restore()
+    parts = timer.per_call_ms(runs)
+    inside = sum(
+        timer.seconds[k] for k in ("query embedding", "store.query domain", "store.query user") if k in timer.seconds
+    )
+    parts["rest (MRS ranking, SearchHit models, glue)"] = {
+        "ms_per_run": round((total - inside) * 1e3 / runs, 3),
+        "calls_per_run": 0,
+    }
+    parts["TOTAL engine.search"] = {"ms_per_run": round(total * 1e3 / runs, 3), "calls_per_run": 1}
+    return parts
+
+
+LABELS = [
+    ("a", "(a) engine.search full, k=1"),
+    ("a_cold", "    user's first search (cold)"),
+    ("a_warm", "    user searched before (warm)"),
+    ("b", "(b) BASELINE bare domain top-20, no where"),
+    ("b_ids", "    same, include distances only"),
+    ("b2", "(b2) domain top-20 + engine where"),
+    ("c", "(c) query embedding alone (ONNX)"),
+    ("d", "(d) user store.query top-20 + where"),
+    ("d2", "(d2) user store.query top-20, no where"),
+    ("e", "(e) PROTOTYPE search, domain post-filter"),
+]
+
+
+def report(label: str, result: dict) -> None:
+    stats = result["stats"]
+    base = stats["b"]
+    rows = []
+    for key, name in LABELS:
+        s = stats[key]
+        if not s.get("n"):
+            continue
+        rows.append(
+            [
+                name,
+                s["n"],
+                s["median_ms"],
+                s["p95_ms"],
+                s["median_ms"] / base["median_ms"],
+                s["p95_ms"] / base["p95_ms"],
+            ]
+        )
+    print_table(["measurement", "n", "median ms", "p95 ms", "x base med", "x base p95"], rows)
+    ratio = stats["a"]["median_ms"] / base["median_ms"]
+    say(f"  full/bare ratio (median): {ratio:.1f}x   p95: {stats['a']['p95_ms'] / base['p95_ms']:.1f}x")
+    say(f"  query-embedding cache hits during the run: {result['query_embedding_cache_hits']} (expected 0)")
+    say(f"  prototype fell back to the where query {result['prototype_fallbacks']} times")
+    say(f"  breakdown of one engine.search ({label}, instrumented):")
+    print_table(
+        ["part", "ms per search", "calls per search"],
+        [[k, v["ms_per_run"], v["calls_per_run"]] for k, v in result["breakdown"].items()],
+    )
+
+
+def run_size(label: str, pool: VectorPool, embedder: Any, maker: SentenceMaker, args: Any) -> dict:
+    users, per_user, residual = SIZES[label]
+    total = users * per_user + residual
+    say(f"\n== {label}: {users:,} users x {per_user} personal + {residual:,} residual = {total:,} memories ==")
+    with temp_home(f"search-{label}") as home:
+        settings = load_settings(env={"MARK_HOME": str(home), "MARK_EMBEDDER": "onnx"})
+        engine = MemoryEngine.open(settings, embedder=embedder)
+        try:
+            records, vectors, user_ids = build_dataset(pool, users, per_user, residual, seed=11)
+            say(f"  bulk loading {len(records):,} records (synthetic vectors, store.put, no audit events)...")
+            load_s = bulk_load(engine.store, records, vectors)
+            del records, vectors
+            gc.collect()
+            footprint = {"disk_mb": dir_mb(home), **rss_mb()}
+            say(
+                f"  load {load_s:.1f} s ({total / load_s:,.0f} memories/s); disk {footprint['disk_mb']} MiB; "
+                f"process RSS {footprint['rss_mb']} MiB (peak {footprint['peak_rss_mb']})"
+            )
+            result = measure_size(label, engine, user_ids, maker, args)
+        finally:
+            client = engine.store._client
+            engine.close()
+            if hasattr(client, "clear_system_cache"):
+                client.clear_system_cache()
+    result.update({"memories": total, "users": users, "per_user": per_user, "residual": residual})
+    result.update({"load_s": round(load_s, 1), "load_per_s": round(total / load_s), "footprint": footprint})
+    report(label, result)
+    return result
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="10k only, fewer queries (smoke run)")
+    parser.add_argument("--queries", type=int, default=None, help="measured queries per size (default 240)")
+    parser.add_argument("--sizes", default=None, help="comma list of 10k,100k (default both)")
+    args = parser.parse_args(argv)
+    args.queries = args.queries or (60 if args.quick else 240)
+    args.warmup = 10 if args.quick else 30
+    args.profile_runs = 20 if args.quick else 60
+    sizes = (args.sizes or ("10k" if args.quick else "10k,100k")).split(",")
+    started = time.perf_counter()
+    machine = machine_info()
+    say(f"bench_search: {machine['cores']} cores, {machine['cpu']}, load {machine['loadavg_at_start']}")
+    with temp_home("search-embedder") as home:
+        settings = load_settings(env={"MARK_HOME": str(home), "MARK_EMBEDDER": "onnx"})
+        load_embedder_s, embedder = timed(build_embedder, settings.embedder)
+    maker = SentenceMaker(seed=3)
+    pool_size = 600 if args.quick else 3_000
+    pool_s, pool = timed(VectorPool, embedder.inner.embed, maker, pool_size)
+    say(
+        f"ONNX MiniLM loaded in {load_embedder_s:.2f} s; "
+        f"vector pool of {pool_size:,} sentences embedded in {pool_s:.1f} s"
+    )
+    results = {label: run_size(label, pool, embedder, maker, args) for label in sizes}
+    verdicts = {}
+    for label, result in results.items():
+        p95 = result["stats"]["a"]["p95_ms"]
+        verdicts[label] = {"full_p95_ms": p95, "target_p95_ms": TARGET_P95_MS, "met": p95 <= TARGET_P95_MS}
+        if label == "100k":
+            say(
+                f"\nTARGET full search p95 <= {TARGET_P95_MS} ms at 100k: "
+                f"{'MET' if p95 <= TARGET_P95_MS else 'MISSED'} "
+                f"(p95 {p95:.1f} ms)"
+            )
+    payload = {
+        "benchmark": "search",
+        "machine": machine,
+        "params": {
+            "queries": args.queries,
+            "warmup": args.warmup,
+            "profile_runs": args.profile_runs,
+            "quick": args.quick,
+            "pool_size": pool_size,
+            "vectors": "synthetic: ONNX pool vectors + gaussian jitter (cos ~0.9)",
+            "query_path": "ONNX MiniLM int8 via CachedEmbedder, every query text unique",
+        },
+        "embedder_load_s": round(load_embedder_s, 2),
+        "sizes": results,
+        "verdicts": verdicts,
+        "wall_s": round(time.perf_counter() - started, 1),
+    }
+    say(f"results: {write_results('search', payload)}  (wall {payload['wall_s']} s)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

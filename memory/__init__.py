@@ -1,0 +1,1 @@
+"""The memory engine: records, store, scoring, conflicts, veracity, audit (no AutoGen here)."""

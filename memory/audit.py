@@ -1,0 +1,175 @@
+"""Append-only audit log of every memory change, in SQLite beside the store.
+
+Write protocol (see ``memory.engine``): an event is appended *uncommitted* before the store is
+touched, and marked committed after. On open, :meth:`AuditLog.pending` lists the uncommitted
+events so recovery can roll each forward (the store has the change) or back (it does not).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+from collections.abc import Iterator
+from datetime import datetime
+from enum import Enum
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict
+
+
+class EventKind(str, Enum):
+    """Every kind of change a memory can undergo."""
+
+    CREATE = "create"
+    INJECT = "inject"
+    FEEDBACK = "feedback"
+    MERGE = "merge"
+    SUPERSEDE = "supersede"
+    REVIEW = "review"
+    EDIT = "edit"
+    PRUNE = "prune"
+    FORGET = "forget"
+    RECHECK = "recheck"
+    STATUS = "status"
+    IMPORT = "import"
+
+
+class Event(BaseModel):
+    """One audited change. ``rev`` is the memory's revision after the change."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    seq: int
+    memory_id: str
+    kind: EventKind
+    at: datetime
+    rev: int
+    actor: str
+    detail: dict[str, Any]
+    committed: bool
+
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS events (
+    seq INTEGER PRIMARY KEY AUTOINCREMENT,
+    memory_id TEXT NOT NULL,
+    kind TEXT NOT NULL,
+    at TEXT NOT NULL,
+    rev INTEGER NOT NULL,
+    actor TEXT NOT NULL,
+    detail TEXT NOT NULL,
+    committed INTEGER NOT NULL DEFAULT 0,
+    pid INTEGER NOT NULL DEFAULT 0
+);
+CREATE INDEX IF NOT EXISTS events_memory ON events(memory_id, seq);
+CREATE INDEX IF NOT EXISTS events_pending ON events(committed) WHERE committed = 0;
+CREATE TRIGGER IF NOT EXISTS events_no_update BEFORE UPDATE OF memory_id, kind, at, rev, detail ON events
+BEGIN SELECT RAISE(ABORT, 'audit events are append-only'); END;
+"""
+
+
+class AuditLog:
+    """The event log. Events are never edited; only their committed flag flips once."""
+
+    def __init__(self, path: Path) -> None:
+        """Open (creating if needed) the log at ``path``."""
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self.path = path
+        self._db = sqlite3.connect(str(path), timeout=30.0, isolation_level=None, check_same_thread=False)
+        self._db.execute("PRAGMA journal_mode=WAL")
+        self._db.execute("PRAGMA synchronous=NORMAL")
+        self._db.executescript(_SCHEMA)
+
+    def close(self) -> None:
+        """Close the database."""
+        self._db.close()
+
+    def append(
+        self, memory_id: str, kind: EventKind, at: datetime, rev: int, actor: str, detail: dict[str, Any]
+    ) -> int:
+        """Append an uncommitted event and return its sequence number."""
+        cursor = self._db.execute(
+            "INSERT INTO events(memory_id, kind, at, rev, actor, detail, pid) VALUES (?, ?, ?, ?, ?, ?, ?)",
+            (
+                memory_id, kind.value, at.isoformat(), rev, actor,
+                json.dumps(detail, sort_keys=True, default=str), os.getpid(),
+            ),
+        )
+        return int(cursor.lastrowid or 0)
+
+    def append_many(self, rows: list[tuple[str, EventKind, datetime, int, str, dict[str, Any]]]) -> list[int]:
+        """Append several uncommitted events in one transaction; returns their sequence numbers."""
+        seqs: list[int] = []
+        self._db.execute("BEGIN")
+        try:
+            for memory_id, kind, at, rev, actor, detail in rows:
+                seqs.append(self.append(memory_id, kind, at, rev, actor, detail))
+            self._db.execute("COMMIT")
+        except BaseException:
+            self._db.execute("ROLLBACK")
+            raise
+        return seqs
+
+    def commit(self, seqs: list[int]) -> None:
+        """Mark events as committed (their change reached the store)."""
+        if seqs:
+            self._db.executemany("UPDATE events SET committed = 1 WHERE seq = ?", [(s,) for s in seqs])
+
+    def discard(self, seqs: list[int]) -> None:
+        """Remove uncommitted events whose change never reached the store (recovery only)."""
+        if seqs:
+            self._db.executemany("DELETE FROM events WHERE seq = ? AND committed = 0", [(s,) for s in seqs])
+
+    def pending(self) -> list[Event]:
+        """Uncommitted events left by this process or by processes that are gone, oldest first.
+
+        Events of another live process (several processes share the log in server mode) are its
+        in-flight writes, not crash leftovers, so they are not returned.
+        """
+        rows = self._db.execute("SELECT seq, pid FROM events WHERE committed = 0 ORDER BY seq").fetchall()
+        mine = [seq for seq, pid in rows if pid == os.getpid() or not _alive(pid)]
+        if not mine:
+            return []
+        marks = ",".join("?" * len(mine))
+        return list(self._select(f"WHERE seq IN ({marks}) ORDER BY seq", tuple(mine)))
+
+    def history(self, memory_id: str) -> list[Event]:
+        """All committed events of one memory, oldest first."""
+        return list(self._select("WHERE memory_id = ? AND committed = 1 ORDER BY seq", (memory_id,)))
+
+    def memory_ids(self, kind: EventKind) -> set[str]:
+        """Ids of memories that have a committed event of ``kind``."""
+        rows = self._db.execute("SELECT DISTINCT memory_id FROM events WHERE kind = ? AND committed = 1", (kind.value,))
+        return {row[0] for row in rows}
+
+    def count(self) -> int:
+        """Number of committed events."""
+        return int(self._db.execute("SELECT COUNT(*) FROM events WHERE committed = 1").fetchone()[0])
+
+    def _select(self, clause: str, args: tuple[Any, ...] = ()) -> Iterator[Event]:
+        query = f"SELECT seq, memory_id, kind, at, rev, actor, detail, committed FROM events {clause}"
+        for seq, memory_id, kind, at, rev, actor, detail, committed in self._db.execute(query, args):
+            yield Event(
+                seq=seq,
+                memory_id=memory_id,
+                kind=EventKind(kind),
+                at=datetime.fromisoformat(at),
+                rev=rev,
+                actor=actor,
+                detail=json.loads(detail),
+                committed=bool(committed),
+            )
+
+
+def _alive(pid: int) -> bool:
+    if pid <= 0:
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True

@@ -1,0 +1,186 @@
+"""Typed settings for mark, read from ``MARK_*`` environment variables and an optional ``mark.toml``.
+
+Resolution order for every field: environment variable > ``mark.toml`` > default. The TOML file is
+looked up at ``$MARK_CONFIG`` if set, else ``./mark.toml``, else ``$MARK_HOME/mark.toml``.
+"""
+
+from __future__ import annotations
+
+import os
+import tomllib
+from enum import Enum
+from pathlib import Path
+from typing import Any
+
+from platformdirs import user_data_dir
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+
+class ConfigError(ValueError):
+    """Raised when settings cannot be resolved; the message says what to fix."""
+
+
+class Provider(str, Enum):
+    """Where chat completions come from."""
+
+    LOCAL = "local"
+    OPENAI = "openai"
+    AZURE = "azure"
+    REPLAY = "replay"
+
+
+class EmbedderKind(str, Enum):
+    """Which embedder turns text into vectors."""
+
+    ONNX = "onnx"
+    OPENAI = "openai"
+    HASHING = "hashing"
+
+
+class ModelConfig(BaseModel):
+    """Chat model settings shared by every provider."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    provider: Provider = Provider.LOCAL
+    model_path: Path | None = None
+    model: str = "qwen2.5-coder-1.5b-instruct"
+    base_url: str | None = None
+    api_key: str | None = None
+    api_version: str = "2024-06-01"
+    azure_deployment: str | None = None
+    temperature: float = Field(default=0.0, ge=0.0, le=2.0)
+    max_tokens: int = Field(default=512, ge=1, le=32768)
+    n_ctx: int = Field(default=4096, ge=512)
+    n_threads: int = Field(default=1, ge=1, le=64)
+    timeout_s: float = Field(default=120.0, gt=0)
+    replay_file: Path | None = None
+
+
+class EmbedderConfig(BaseModel):
+    """Embedding settings."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    kind: EmbedderKind = EmbedderKind.ONNX
+    model: str = "text-embedding-3-small"
+    base_url: str | None = None
+    api_key: str | None = None
+    batch_size: int = Field(default=32, ge=1, le=1024)
+    cache_size: int = Field(default=4096, ge=0)
+
+
+class StoreConfig(BaseModel):
+    """Where memories live: an embedded Chroma folder or a Chroma server."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    chroma_url: str | None = None
+    collection_prefix: str = "mark"
+
+
+class Settings(BaseModel):
+    """All of mark's settings in one typed object."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    home: Path
+    model: ModelConfig = ModelConfig()
+    embedder: EmbedderConfig = EmbedderConfig()
+    store: StoreConfig = StoreConfig()
+
+    @property
+    def store_path(self) -> Path:
+        """Folder of the embedded Chroma store."""
+        return self.home / "chroma"
+
+    @property
+    def audit_path(self) -> Path:
+        """SQLite file of the audit log."""
+        return self.home / "audit.sqlite3"
+
+    @property
+    def models_dir(self) -> Path:
+        """Folder where the packaged GGUF is assembled."""
+        return self.home / "models"
+
+
+# environment variable -> (section, field); section "" is the top level
+_ENV_MAP: dict[str, tuple[str, str]] = {
+    "MARK_HOME": ("", "home"),
+    "MARK_PROVIDER": ("model", "provider"),
+    "MARK_MODEL_PATH": ("model", "model_path"),
+    "MARK_MODEL": ("model", "model"),
+    "MARK_BASE_URL": ("model", "base_url"),
+    "MARK_API_KEY": ("model", "api_key"),
+    "MARK_API_VERSION": ("model", "api_version"),
+    "MARK_AZURE_DEPLOYMENT": ("model", "azure_deployment"),
+    "MARK_TEMPERATURE": ("model", "temperature"),
+    "MARK_MAX_TOKENS": ("model", "max_tokens"),
+    "MARK_N_CTX": ("model", "n_ctx"),
+    "MARK_THREADS": ("model", "n_threads"),
+    "MARK_TIMEOUT": ("model", "timeout_s"),
+    "MARK_REPLAY_FILE": ("model", "replay_file"),
+    "MARK_EMBEDDER": ("embedder", "kind"),
+    "MARK_EMBED_MODEL": ("embedder", "model"),
+    "MARK_EMBED_BASE_URL": ("embedder", "base_url"),
+    "MARK_EMBED_API_KEY": ("embedder", "api_key"),
+    "MARK_CHROMA_URL": ("store", "chroma_url"),
+}
+
+
+def default_home() -> Path:
+    """The per-user data directory used when ``MARK_HOME`` is not set."""
+    return Path(user_data_dir("mark", appauthor=False))
+
+
+def _toml_path(env: dict[str, str]) -> Path | None:
+    if env.get("MARK_CONFIG"):
+        path = Path(env["MARK_CONFIG"]).expanduser()
+        if not path.is_file():
+            raise ConfigError(f"MARK_CONFIG points at {path}, which is not a file")
+        return path
+    for candidate in (Path("mark.toml"), Path(env.get("MARK_HOME", str(default_home()))) / "mark.toml"):
+        if candidate.is_file():
+            return candidate
+    return None
+
+
+def _read_toml(path: Path) -> dict[str, Any]:
+    try:
+        with path.open("rb") as handle:
+            return tomllib.load(handle)
+    except (OSError, tomllib.TOMLDecodeError) as exc:
+        raise ConfigError(f"cannot read settings file {path}: {exc}") from exc
+
+
+def load_settings(env: dict[str, str] | None = None, **overrides: Any) -> Settings:
+    """Build :class:`Settings` from the environment, ``mark.toml`` and keyword overrides.
+
+    ``overrides`` use the same (section, field) layout, e.g. ``model={"provider": "replay"}``.
+    """
+    env = dict(os.environ if env is None else env)
+    path = _toml_path(env)
+    data: dict[str, Any] = _read_toml(path) if path else {}
+    for name, (section, field) in _ENV_MAP.items():
+        value = env.get(name)
+        if value is None or value == "":
+            continue
+        if section:
+            data.setdefault(section, {})[field] = value
+        else:
+            data[field] = value
+    for key, value in overrides.items():
+        if isinstance(value, dict):
+            data.setdefault(key, {}).update(value)
+        else:
+            data[key] = value
+    data.setdefault("home", str(default_home()))
+    try:
+        settings = Settings.model_validate(data)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(p) for p in first["loc"])
+        raise ConfigError(f"invalid setting {where}: {first['msg']} (from environment or {path})") from exc
+    settings.home = settings.home.expanduser()
+    return settings

@@ -1,0 +1,115 @@
+"""Conflict mechanics (seed 001 S4): who gets judged, and what each verdict does to the records.
+
+Only existing memories whose similarity to the new one reaches ``candidate_threshold`` are shown to
+the judge, so an unrelated write costs no judge call. The judge is a protocol: the agents package
+plugs in an LLM judge; :class:`SimilarityJudge` is the deterministic fallback used without a model.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from enum import Enum
+from typing import Protocol
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from memory.models import MemoryRecord, Status
+
+
+class Verdict(str, Enum):
+    """How a new memory relates to an existing one."""
+
+    SAME = "same"
+    CONTRADICTS = "contradicts"
+    INDEPENDENT = "independent"
+    UNSURE = "unsure"
+
+
+class Judge(Protocol):
+    """Decides the relation between a new memory text and an existing one."""
+
+    def judge(self, new_text: str, old_text: str, similarity: float) -> Verdict:
+        """Return the verdict for the pair."""
+        ...
+
+
+class ConflictConfig(BaseModel):
+    """Thresholds for flagging and resolving conflicts."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    candidate_threshold: float = Field(default=0.55, ge=0.0, le=1.0)
+    duplicate_threshold: float = Field(default=0.95, ge=0.0, le=1.0)
+    max_candidates: int = Field(default=5, ge=1, le=50)
+    unsure_boost: float = Field(default=0.05, ge=0.0, le=1.0)
+
+
+class SimilarityJudge:
+    """Model-free judge: near-identical text is SAME, anything else flagged is UNSURE."""
+
+    def __init__(self, duplicate_threshold: float = 0.95) -> None:
+        """Set the similarity at or above which two texts count as the same memory."""
+        self.duplicate_threshold = duplicate_threshold
+
+    def judge(self, new_text: str, old_text: str, similarity: float) -> Verdict:
+        """SAME above the duplicate threshold, otherwise UNSURE (keep both)."""
+        if similarity >= self.duplicate_threshold or new_text.strip().lower() == old_text.strip().lower():
+            return Verdict.SAME
+        return Verdict.UNSURE
+
+
+class Judgement(BaseModel):
+    """One judged pair."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    existing_id: str
+    similarity: float
+    verdict: Verdict
+
+
+def flag_candidates(
+    neighbours: Sequence[tuple[MemoryRecord, float]], cfg: ConflictConfig
+) -> list[tuple[MemoryRecord, float]]:
+    """Neighbours similar enough to be judged, most similar first, capped at ``max_candidates``."""
+    flagged = [(r, s) for r, s in neighbours if s >= cfg.candidate_threshold]
+    flagged.sort(key=lambda pair: pair[1], reverse=True)
+    return flagged[: cfg.max_candidates]
+
+
+def judge_candidates(judge: Judge, new_text: str, flagged: Sequence[tuple[MemoryRecord, float]]) -> list[Judgement]:
+    """Ask the judge about each flagged pair; stops at the first SAME (the write becomes a merge)."""
+    out: list[Judgement] = []
+    for record, similarity in flagged:
+        verdict = judge.judge(new_text, record.text, similarity)
+        out.append(Judgement(existing_id=record.id, similarity=similarity, verdict=verdict))
+        if verdict is Verdict.SAME:
+            break
+    return out
+
+
+def merge_into(existing: MemoryRecord, incoming: MemoryRecord) -> MemoryRecord:
+    """The existing record after absorbing a duplicate: counters kept, confidence and metadata merged."""
+    merged = existing.model_copy(deep=True)
+    merged.confidence = max(existing.confidence, incoming.confidence)
+    merged.veracity = max(existing.veracity, incoming.veracity)
+    merged.metadata = {**incoming.metadata, **existing.metadata}
+    return merged
+
+
+def supersede(old: MemoryRecord, new: MemoryRecord) -> tuple[MemoryRecord, MemoryRecord]:
+    """Old is superseded by new: old keeps its text for audit, confidence 0; new is the next version."""
+    old_after = old.model_copy(deep=True)
+    old_after.status = Status.SUPERSEDED
+    old_after.superseded_by = new.id
+    old_after.confidence = 0.0
+    new_after = new.model_copy(deep=True)
+    new_after.version = max(new.version, old.version + 1)
+    return old_after, new_after
+
+
+def prefer_newer(old: MemoryRecord, new: MemoryRecord, boost: float) -> MemoryRecord:
+    """Keep both on an unsure verdict, the newer with the higher confidence."""
+    newer = new.model_copy(deep=True)
+    newer.confidence = min(1.0, max(new.confidence, old.confidence + boost))
+    return newer

@@ -1,0 +1,422 @@
+"""The memory engine: one object over the store, the audit log and the scoring rules.
+
+Write protocol (crash consistency): every change is (1) appended to the audit log *uncommitted*
+with the memory's new revision, (2) applied to the store, (3) committed in the log. On open,
+:meth:`MemoryEngine.recover` settles uncommitted events: if the store holds the memory at that
+revision (or, for a forget, no longer holds it) the event is committed, otherwise it is discarded.
+So after recovery there is no memory without its creation event and no event for a change that
+never happened.
+"""
+
+from __future__ import annotations
+
+import builtins
+from collections.abc import Sequence
+from datetime import UTC, datetime
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict
+
+from memory import conflicts, trust, veracity
+from memory.audit import AuditLog, Event, EventKind
+from memory.config import Settings
+from memory.conflicts import ConflictConfig, Judge, SimilarityJudge, Verdict
+from memory.embedder import Embedder, build_embedder
+from memory.models import (
+    SEARCHABLE,
+    SHARED_USER,
+    Category,
+    Classification,
+    MemoryRecord,
+    MemoryType,
+    Provenance,
+    Source,
+    Status,
+)
+from memory.scoring import MRSWeights, ScoringConfig, feedback_score, preset_weights
+from memory.search import SearchResult, search
+from memory.store import ChromaStore, partition_for
+from memory.trust import TrustConfig
+from memory.veracity import Risk, VeracityConfig
+
+
+class UnknownMemoryError(KeyError):
+    """No memory has that id (or the caller may not see it)."""
+
+    def __str__(self) -> str:
+        """One readable line."""
+        return f"no memory with id {self.args[0]!r}"
+
+
+class EngineConfig(BaseModel):
+    """Every tunable rule of the engine."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    scoring: ScoringConfig = ScoringConfig()
+    trust: TrustConfig = TrustConfig()
+    veracity: VeracityConfig = VeracityConfig()
+    conflicts: ConflictConfig = ConflictConfig()
+    thumbs_up: float = 0.1
+    thumbs_down: float = 0.2
+    episodic_ttl_days: float = 90.0
+    min_confidence: float = 0.05
+
+
+class AddResult(BaseModel):
+    """What a write did: created, merged into an existing memory, or superseded older ones."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    action: str
+    record: MemoryRecord
+    superseded: list[str] = []
+    judgements: list[conflicts.Judgement] = []
+
+
+def utcnow() -> datetime:
+    """The engine's clock (timezone-aware UTC)."""
+    return datetime.now(UTC)
+
+
+class MemoryEngine:
+    """Framework-free MARK memory: add, search, inject, feedback, supersede, review, maintain."""
+
+    def __init__(
+        self,
+        store: ChromaStore,
+        audit: AuditLog,
+        embedder: Embedder,
+        config: EngineConfig | None = None,
+        judge: Judge | None = None,
+    ) -> None:
+        """Assemble an engine from its parts and settle any interrupted writes."""
+        self.store, self.audit, self.embedder = store, audit, embedder
+        self.config = config or EngineConfig()
+        self.judge: Judge = judge or SimilarityJudge(self.config.conflicts.duplicate_threshold)
+        self.recovered = self.recover()
+
+    @classmethod
+    def open(
+        cls,
+        settings: Settings,
+        embedder: Embedder | None = None,
+        config: EngineConfig | None = None,
+        judge: Judge | None = None,
+    ) -> MemoryEngine:
+        """Open the configured store and audit log."""
+        embedder = embedder or build_embedder(settings.embedder)
+        store = ChromaStore(settings, embedder)
+        try:
+            audit = AuditLog(settings.audit_path)
+        except Exception:
+            store.close()
+            raise
+        return cls(store, audit, embedder, config, judge)
+
+    def close(self) -> None:
+        """Release the store and the log."""
+        self.store.close()
+        self.audit.close()
+
+    # -- the write protocol ------------------------------------------------------------------
+    def _write(
+        self,
+        changes: Sequence[tuple[MemoryRecord, EventKind, dict[str, Any]]],
+        now: datetime,
+        actor: str,
+        reembed: Sequence[MemoryRecord] = (),
+        bump: bool = True,
+    ) -> None:
+        for record, _, _ in changes:
+            if bump:
+                record.revision += 1
+                record.updated_at = now
+        seqs = self.audit.append_many([(r.id, kind, now, r.revision, actor, d) for r, kind, d in changes])
+        fresh_ids = {r.id for r in reembed}
+        self.store.put([r for r, _, _ in changes if r.id in fresh_ids])
+        self.store.update_metadata([r for r, _, _ in changes if r.id not in fresh_ids])
+        self.audit.commit(seqs)
+
+    def recover(self) -> dict[str, int]:
+        """Settle uncommitted events left by a crash; returns how many were kept and dropped."""
+        keep: list[int] = []
+        drop: list[int] = []
+        for event in self.audit.pending():
+            record = self.store.get(event.memory_id)
+            if event.kind is EventKind.FORGET:
+                (keep if record is None else drop).append(event.seq)
+            elif record is not None and record.revision >= event.rev:
+                keep.append(event.seq)
+            else:
+                drop.append(event.seq)
+        self.audit.commit(keep)
+        self.audit.discard(drop)
+        return {"committed": len(keep), "discarded": len(drop)}
+
+    # -- reads -------------------------------------------------------------------------------
+    def get(self, memory_id: str, user_id: str | None = None) -> MemoryRecord:
+        """A memory by id; with ``user_id``, only that user's personal memories or shared ones."""
+        partitions = None if user_id is None else [user_id, SHARED_USER]
+        record = self.store.get(memory_id, partitions)
+        if record is None:
+            raise UnknownMemoryError(memory_id)
+        return record
+
+    def list(
+        self,
+        user_id: str | None = None,
+        types: Sequence[MemoryType] | None = None,
+        statuses: Sequence[Status] | None = None,
+    ) -> list[MemoryRecord]:
+        """Memories visible to ``user_id`` (their own plus shared), or every memory when None."""
+        partitions = self.store.partitions() if user_id is None else [user_id, SHARED_USER]
+        out = [r for p in partitions for r in self.store.scan(p)]
+        if types:
+            out = [r for r in out if r.type in types]
+        if statuses:
+            out = [r for r in out if r.status in statuses]
+        return sorted(out, key=lambda r: (r.created_at, r.id))
+
+    def history(self, memory_id: str) -> builtins.list[Event]:
+        """Every audited change of a memory, oldest first."""
+        events = self.audit.history(memory_id)
+        if not events:
+            raise UnknownMemoryError(memory_id)
+        return events
+
+    def search(
+        self,
+        query: str,
+        user_id: str,
+        *,
+        now: datetime | None = None,
+        types: Sequence[MemoryType] = tuple(MemoryType),
+        agent: str | None = None,
+        k: int = 1,
+        weights: MRSWeights | None = None,
+        preset: str | None = None,
+        risk: Risk | str = Risk.MEDIUM,
+        filters: dict[str, str] | None = None,
+    ) -> SearchResult:
+        """MSS: ranked memories per type for ``user_id``; recall counts are NOT touched here."""
+        if weights is None and preset is not None:
+            weights = preset_weights(preset)
+        vector = self.embedder.embed([query])[0]
+        return search(
+            self.store,
+            vector,
+            user_id=user_id,
+            now=now or utcnow(),
+            types=types,
+            agent=agent,
+            k=k,
+            weights=weights,
+            scoring_cfg=self.config.scoring,
+            risk=Risk(risk),
+            veracity_cfg=self.config.veracity,
+            filters=filters,
+        )
+
+    # -- writes ------------------------------------------------------------------------------
+    def add(
+        self,
+        text: str,
+        memory_type: MemoryType,
+        user_id: str,
+        *,
+        agent: str = "chatbot",
+        category: Category = Category.FACT,
+        source: Source = Source.USER,
+        confidence: float = 0.8,
+        metadata: dict[str, str] | None = None,
+        provenance: Provenance | None = None,
+        review: bool = False,
+        now: datetime | None = None,
+        actor: str = "engine",
+        judge: Judge | None = None,
+        fact_check: float | None = None,
+    ) -> AddResult:
+        """Write a memory after conflict checks and veracity scoring.
+
+        ``judge`` overrides the engine's judge for this write (the agents pass the verdicts their
+        LLM resolver reached); ``fact_check`` (F in {0, 0.5, 1}) is folded into the initial veracity
+        with V' = kappa*V + (1-kappa)*F before the status gate is applied.
+        """
+        now = now or utcnow()
+        record = MemoryRecord(
+            text=text,
+            type=memory_type,
+            user_id=user_id,
+            agent=agent,
+            category=category,
+            source=source,
+            confidence=confidence,
+            created_at=now,
+            updated_at=now,
+            metadata=metadata or {},
+            provenance=provenance or Provenance(),
+            trust=trust.trust_init(self.config.trust),
+            veracity_at=now,
+        )
+        neighbours = self.neighbours(record.text, memory_type, user_id)
+        record.veracity = self._initial_veracity(record, neighbours)
+        if fact_check is not None:
+            record.veracity = veracity.recheck(record.veracity, fact_check, self.config.veracity)
+        record.status = self._initial_status(record, review)
+        flagged = conflicts.flag_candidates(neighbours, self.config.conflicts)
+        judgements = conflicts.judge_candidates(judge or self.judge, record.text, flagged)
+        by_id = {r.id: r for r, _ in flagged}
+        same = [j for j in judgements if j.verdict is Verdict.SAME]
+        if same:
+            merged = conflicts.merge_into(by_id[same[0].existing_id], record)
+            detail = {"merged_text": record.text, "provenance": record.provenance.model_dump(), "source": source.value}
+            self._write([(merged, EventKind.MERGE, detail)], now, actor)
+            return AddResult(action="merged", record=merged, judgements=judgements)
+        changes: list[tuple[MemoryRecord, EventKind, dict[str, Any]]] = []
+        superseded: list[str] = []
+        for judgement in judgements:
+            old = by_id[judgement.existing_id]
+            if judgement.verdict is Verdict.CONTRADICTS:
+                old_after, record = conflicts.supersede(old, record)
+                changes.append((old_after, EventKind.SUPERSEDE, {"superseded_by": record.id}))
+                superseded.append(old.id)
+            elif judgement.verdict is Verdict.UNSURE:
+                record = conflicts.prefer_newer(old, record, self.config.conflicts.unsure_boost)
+        create = (record, EventKind.CREATE, {"record": record.to_public(), "supersedes": superseded})
+        self._write([create, *changes], now, actor, reembed=[record])
+        action = "superseded" if superseded else "created"
+        return AddResult(action=action, record=record, superseded=superseded, judgements=judgements)
+
+    def neighbours(
+        self, text: str, memory_type: MemoryType, user_id: str, n: int = 20
+    ) -> builtins.list[tuple[MemoryRecord, float]]:
+        """Searchable memories of the same type in the partition a new memory would join."""
+        vector = self.embedder.embed([text])[0]
+        partition = partition_for(memory_type, user_id)
+        where = {"status": {"$in": sorted(s.value for s in SEARCHABLE)}}
+        pairs = self.store.query(partition, vector, n, where)
+        return [(r, s) for r, s in pairs if r.type is memory_type and (r.shared or r.user_id == user_id)]
+
+    def conflict_candidates(
+        self, text: str, memory_type: MemoryType, user_id: str
+    ) -> builtins.list[tuple[MemoryRecord, float]]:
+        """The existing memories a new one must be judged against (similarity above the threshold)."""
+        return conflicts.flag_candidates(self.neighbours(text, memory_type, user_id), self.config.conflicts)
+
+    def _initial_veracity(self, record: MemoryRecord, neighbours: builtins.list[tuple[MemoryRecord, float]]) -> float:
+        cfg = self.config.veracity
+        high = [s for r, s in neighbours if r.veracity > cfg.critical]
+        return veracity.score(record.source.value, veracity.consistency(high, cfg), 0.0, cfg)
+
+    def _initial_status(self, record: MemoryRecord, review: bool) -> Status:
+        gate = veracity.threshold(Risk.MEDIUM, self.config.veracity)
+        if review or (record.shared and record.veracity < gate):
+            return Status.PENDING_REVIEW
+        return Status.ACTIVE if record.veracity >= gate else Status.PROBATIONARY
+
+    def mark_injected(self, ids: Sequence[str], now: datetime | None = None, actor: str = "chatbot") -> None:
+        """Count one recall for each memory actually injected into a prompt."""
+        now = now or utcnow()
+        changes = []
+        for memory_id in dict.fromkeys(ids):
+            record = self.get(memory_id)
+            record.recall_count += 1
+            record.persistence = trust.persistence(record.recall_count, record.validated_incorrect, self.config.trust)
+            changes.append((record, EventKind.INJECT, {"recall_count": record.recall_count}))
+        self._write(changes, now, actor)
+
+    def feedback(self, memory_id: str, correct: bool, now: datetime | None = None, actor: str = "user") -> MemoryRecord:
+        """Validate a memory as correct or incorrect: FS, counters, confidence, trust, persistence."""
+        now = now or utcnow()
+        record = self.get(memory_id)
+        if correct:
+            record.validated_correct += 1
+            record.confidence = min(1.0, record.confidence + self.config.thumbs_up)
+        else:
+            record.validated_incorrect += 1
+            record.confidence = max(0.0, record.confidence - self.config.thumbs_down)
+        total = max(record.recall_count, record.validated_correct + record.validated_incorrect)
+        cfg = self.config.trust
+        record.feedback_score = feedback_score(record.validated_correct, record.validated_incorrect)
+        record.trust = trust.next_trust(record.trust, record.validated_correct, total, cfg)
+        record.persistence = trust.persistence(total, record.validated_incorrect, cfg)
+        detail = {"correct": correct, "trust": record.trust, "persistence": record.persistence}
+        self._write([(record, EventKind.FEEDBACK, detail)], now, actor)
+        return record
+
+    def remember(self, text: str, user_id: str, *, now: datetime | None = None, **kwargs: Any) -> AddResult:
+        """An explicit "remember X": a personal user-question memory at full confidence."""
+        kwargs.setdefault("category", Category.PREFERENCE)
+        return self.add(text, MemoryType.USER_QUESTION, user_id, source=Source.USER, confidence=1.0, now=now, **kwargs)
+
+    def set_status(
+        self,
+        memory_id: str,
+        status: Status,
+        kind: EventKind,
+        detail: dict[str, Any],
+        *,
+        now: datetime | None = None,
+        actor: str = "engine",
+        text: str | None = None,
+        classification: Classification | None = None,
+    ) -> MemoryRecord:
+        """Change a memory's status (and optionally its text and label) through the log."""
+        record = self.get(memory_id)
+        record.status = status
+        if classification is not None:
+            record.classification = classification
+            detail = {**detail, "classification": classification.value}
+        reembed: list[MemoryRecord] = []
+        if text is not None and text.strip() != record.text:
+            record.text = text
+            record.version += 1
+            reembed = [record]
+        self._write([(record, kind, {"status": status.value, **detail})], now or utcnow(), actor, reembed)
+        return record
+
+    def forget(
+        self, memory_id: str, user_id: str | None = None, now: datetime | None = None, actor: str = "user"
+    ) -> None:
+        """Erase a memory's text and vector; a text-free FORGET event remains in the log."""
+        record = self.get(memory_id, user_id)
+        now = now or utcnow()
+        seq = self.audit.append(
+            record.id, EventKind.FORGET, now, record.revision + 1, actor, {"type": record.type.value}
+        )
+        self.store.delete([record])
+        self.audit.commit([seq])
+
+    def forget_user(self, user_id: str, now: datetime | None = None) -> int:
+        """Erase every personal memory of a user (domain memories stay); returns how many."""
+        personal = [r for r in self.store.scan(user_id) if r.user_id == user_id]
+        for record in personal:
+            self.forget(record.id, user_id, now=now, actor=f"forget-user:{user_id}")
+        return len(personal)
+
+    def set_veracity(
+        self, memory_id: str, fact_check: float, now: datetime | None = None, actor: str = "veracity"
+    ) -> MemoryRecord:
+        """Apply a fact-check result F in {0, 0.5, 1}: V' = kappa*V + (1-kappa)*F."""
+        from memory.search import veracity_now
+
+        now = now or utcnow()
+        record = self.get(memory_id)
+        before = veracity_now(record, now, self.config.veracity)
+        record.veracity = veracity.recheck(before, fact_check, self.config.veracity)
+        record.veracity_at = now
+        self._write(
+            [(record, EventKind.RECHECK, {"F": fact_check, "before": before, "after": record.veracity})], now, actor
+        )
+        return record
+
+    def import_records(self, records: Sequence[MemoryRecord], now: datetime | None = None) -> dict[str, int]:
+        """Store exported records unchanged (ids, counters, timestamps); existing ids are skipped."""
+        now = now or utcnow()
+        fresh = [r for r in records if self.store.get(r.id, [partition_for(r.type, r.user_id)]) is None]
+        batch = [(r, EventKind.IMPORT, {"record": r.to_public()}) for r in fresh]
+        for start in range(0, len(batch), 500):
+            chunk = batch[start : start + 500]
+            self._write(chunk, now, "import", reembed=[r for r, _, _ in chunk], bump=False)
+        return {"imported": len(fresh), "skipped": len(records) - len(fresh)}

@@ -1,0 +1,243 @@
+"""MARK Memory Relevance Score (MRS): rank retrieved memories by recall, recency, similarity, feedback.
+
+The paper (MARK, section 1.2) defines::
+
+    MRS = a*RC + b/(Rec + eps) + c*SS + d*FS,   a + b + c + d = 1
+
+with RC the recall count, Rec the memory's age in days, SS the cosine similarity to the query and
+FS the feedback score, and says the scores are "normalized (0-1 range)" before the best memory is
+picked. It does not say how; this module fixes one normalisation so every component lies in [0, 1]
+and the total is a convex combination, hence also in [0, 1]:
+
+* ``RC_norm = rc / max(rc over the candidate set)``; 0 for everyone when that max is 0.
+* recency: ``r = 1 / (age_days + eps)`` and ``R_norm = r / max(r over the set)``, so the freshest
+  candidate gets exactly 1 (computed as ``(min_age + eps) / (age_days + eps)``).
+* ``SS_norm = clamp(similarity, 0, 1)``: a negative cosine is no better than an orthogonal one.
+* ``FS_norm = (feedback + 1) / 2``: a fixed map of [-1, 1] onto [0, 1], not relative to the set,
+  so raising one memory's feedback can never lower its rank.
+
+``MRS = a*RC_norm + b*R_norm + c*SS_norm + d*FS_norm``. RC and recency are set-relative (the top-N
+search results for one query), which keeps the weights comparable whatever the absolute counts.
+The module is pure: age is an argument, nothing here reads the clock.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from enum import StrEnum
+from typing import Self
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+from memory.models import MemoryType
+
+WEIGHT_SUM_TOLERANCE = 1e-6
+DEFAULT_EPSILON = 0.01
+
+
+class MRSWeights(BaseModel):
+    """The MRS weights (a, b, c, d): each in [0, 1], summing to 1.
+
+    The paper asks for ``0 < a, b, c, d < 1``, yet its own ablations use exact zeros and its test
+    setup is ``a = b = d = 0, c = 1``, so the closed interval [0, 1] is accepted.
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
+
+    recall: float = Field(ge=0.0, le=1.0, description="a: weight of the recall count")
+    recency: float = Field(ge=0.0, le=1.0, description="b: weight of 1/(age + eps)")
+    similarity: float = Field(ge=0.0, le=1.0, description="c: weight of the cosine similarity")
+    feedback: float = Field(ge=0.0, le=1.0, description="d: weight of the feedback score")
+
+    @model_validator(mode="after")
+    def _sum_to_one(self) -> Self:
+        total = self.recall + self.recency + self.similarity + self.feedback
+        if abs(total - 1.0) > WEIGHT_SUM_TOLERANCE:
+            raise ValueError(
+                f"MRS weights must sum to 1 (within {WEIGHT_SUM_TOLERANCE}), got sum={total:.6f} "
+                f"(recall={self.recall}, recency={self.recency}, "
+                f"similarity={self.similarity}, feedback={self.feedback})"
+            )
+        return self
+
+
+class Preset(StrEnum):
+    """The paper's named weight combinations (a, b, c, d), plus its experimental setup."""
+
+    DEFAULT = "default"
+    SIMILARITY_FRESHNESS = "similarity_freshness"
+    POPULARITY_SIMILARITY = "popularity_similarity"
+    FEEDBACK_FRESHNESS = "feedback_freshness"
+    SIMILARITY_FEEDBACK = "similarity_feedback"
+    BALANCED = "balanced"
+    CORE_BLEND = "core_blend"
+    SIMILARITY_ONLY = "similarity_only"
+
+
+_THIRD = 1.0 / 3.0
+
+# (recall a, recency b, similarity c, feedback d), as printed in MARK section 1.2.
+# CORE_BLEND: the paper prints (0.33, 0.33, 0.33, 0.00), which sums to 0.99 and so breaks its own
+# a+b+c+d=1 rule; "equal weighting of recall, recency and semantic fit" is exactly 1/3 each.
+# SIMILARITY_ONLY: the paper's testing setup, a=0, b=0, c=1, d=0.
+_PRESETS: dict[Preset, tuple[float, float, float, float]] = {
+    Preset.DEFAULT: (0.10, 0.15, 0.70, 0.05),
+    Preset.SIMILARITY_FRESHNESS: (0.05, 0.35, 0.55, 0.05),
+    Preset.POPULARITY_SIMILARITY: (0.30, 0.05, 0.60, 0.05),
+    Preset.FEEDBACK_FRESHNESS: (0.10, 0.40, 0.10, 0.40),
+    Preset.SIMILARITY_FEEDBACK: (0.05, 0.10, 0.55, 0.30),
+    Preset.BALANCED: (0.20, 0.20, 0.50, 0.10),
+    Preset.CORE_BLEND: (_THIRD, _THIRD, _THIRD, 0.0),
+    Preset.SIMILARITY_ONLY: (0.0, 0.0, 1.0, 0.0),
+}
+
+
+def preset_weights(preset: Preset | str) -> MRSWeights:
+    """Return the weights of a named preset; an unknown name raises ``ValueError`` listing valid ones."""
+    try:
+        key = Preset(preset)
+    except ValueError:
+        valid = ", ".join(p.value for p in Preset)
+        raise ValueError(f"unknown MRS preset {preset!r}; valid presets: {valid}") from None
+    recall, recency, similarity, feedback = _PRESETS[key]
+    return MRSWeights(recall=recall, recency=recency, similarity=similarity, feedback=feedback)
+
+
+class ScoringConfig(BaseModel):
+    """How MSS re-ranks search results: epsilon, how many to fetch, and which weights per type."""
+
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
+
+    epsilon: float = Field(default=DEFAULT_EPSILON, gt=0.0, description="keeps 1/(age+eps) finite")
+    top_n: int = Field(default=20, ge=1, description="similarity search results re-ranked by MRS")
+    preset: Preset = Preset.DEFAULT
+    per_type: dict[str, MRSWeights] = Field(
+        default_factory=dict, description="weights overriding the preset for one memory type"
+    )
+
+    @field_validator("per_type")
+    @classmethod
+    def _known_types(cls, value: dict[str, MRSWeights]) -> dict[str, MRSWeights]:
+        valid = {t.value for t in MemoryType}
+        unknown = sorted(set(value) - valid)
+        if unknown:
+            raise ValueError(f"unknown memory type(s) {unknown} in per_type; valid: {', '.join(sorted(valid))}")
+        return value
+
+    def weights_for(self, type_name: str) -> MRSWeights:
+        """Return the weights for a memory type: its ``per_type`` override, else the preset's."""
+        override = self.per_type.get(type_name)
+        return override if override is not None else preset_weights(self.preset)
+
+
+class Candidate(BaseModel):
+    """One search result to re-rank, with the raw MRS inputs."""
+
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
+
+    id: str
+    recall_count: int = Field(ge=0)
+    age_days: float = Field(ge=0.0)
+    similarity: float = Field(ge=-1.0, le=1.0, description="cosine similarity to the query")
+    feedback: float = Field(ge=-1.0, le=1.0, description="feedback score, see feedback_score()")
+
+
+class Contributions(BaseModel):
+    """Each component's share of the total: weight times normalised value."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    recall: float
+    recency: float
+    similarity: float
+    feedback: float
+
+
+class ScoreBreakdown(BaseModel):
+    """The normalised 0-1 component values, their weighted contributions and the total."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    recall: float
+    recency: float
+    similarity: float
+    feedback: float
+    contributions: Contributions
+    total: float
+
+
+class ScoredCandidate(BaseModel):
+    """A candidate's id with its MRS and how it was made up."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    id: str
+    score: float
+    breakdown: ScoreBreakdown
+
+
+def feedback_score(correct: int, incorrect: int) -> float:
+    """Return ``(correct - incorrect) / (correct + incorrect)``, 0.0 without any feedback.
+
+    This generalises the paper's FS in {-1, 0, 1}: one "correct" gives 1, one "incorrect" -1.
+    """
+    if correct < 0 or incorrect < 0:
+        raise ValueError(f"feedback counts must be >= 0, got correct={correct}, incorrect={incorrect}")
+    total = correct + incorrect
+    if total == 0:
+        return 0.0
+    return (correct - incorrect) / total
+
+
+def _clamp01(value: float) -> float:
+    return min(1.0, max(0.0, value))
+
+
+def _breakdown(
+    candidate: Candidate, weights: MRSWeights, max_recall: int, min_age: float, epsilon: float
+) -> ScoreBreakdown:
+    recall = candidate.recall_count / max_recall if max_recall > 0 else 0.0
+    recency = (min_age + epsilon) / (candidate.age_days + epsilon)
+    similarity = _clamp01(candidate.similarity)
+    feedback = (candidate.feedback + 1.0) / 2.0
+    contributions = Contributions(
+        recall=weights.recall * recall,
+        recency=weights.recency * recency,
+        similarity=weights.similarity * similarity,
+        feedback=weights.feedback * feedback,
+    )
+    total = contributions.recall + contributions.recency
+    total += contributions.similarity + contributions.feedback
+    return ScoreBreakdown(
+        recall=recall,
+        recency=recency,
+        similarity=similarity,
+        feedback=feedback,
+        contributions=contributions,
+        total=_clamp01(total),
+    )
+
+
+def rank(
+    candidates: Sequence[Candidate], weights: MRSWeights, epsilon: float = DEFAULT_EPSILON
+) -> list[ScoredCandidate]:
+    """Score candidates with MRS and sort them best first.
+
+    Ties are broken by higher raw similarity, then by id (ascending), so the order is total and
+    deterministic. The total is clamped to [0, 1] to absorb the 1e-6 slack allowed in the weight sum.
+    Empty input gives ``[]``; duplicate ids or a non-positive ``epsilon`` raise ``ValueError``.
+    """
+    if not math.isfinite(epsilon) or epsilon <= 0.0:
+        raise ValueError(f"epsilon must be a finite number > 0, got {epsilon}")
+    if not candidates:
+        return []
+    ids = [c.id for c in candidates]
+    if len(set(ids)) != len(ids):
+        duplicates = sorted({i for i in ids if ids.count(i) > 1})
+        raise ValueError(f"candidate ids must be unique, duplicated: {duplicates}")
+    max_recall = max(c.recall_count for c in candidates)
+    min_age = min(c.age_days for c in candidates)
+    scored = [(c, _breakdown(c, weights, max_recall, min_age, epsilon)) for c in candidates]
+    scored.sort(key=lambda pair: (-pair[1].total, -pair[0].similarity, pair[0].id))
+    return [ScoredCandidate(id=c.id, score=b.total, breakdown=b) for c, b in scored]

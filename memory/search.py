@@ -1,0 +1,153 @@
+"""Memory Search Service (MARK MSS): top-N candidates per type, re-ranked by MRS.
+
+Residual memories are domain knowledge: they are searched in the shared domain partition
+regardless of user and agent. Personal types are searched only in the asking user's partition,
+optionally narrowed by agent. Memories whose current veracity is under the task-risk threshold are
+returned separately as ``needs_recheck`` instead of being silently dropped.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict
+
+from memory import scoring, veracity
+from memory.models import SEARCHABLE, SHARED_USER, MemoryRecord, MemoryType
+from memory.scoring import MRSWeights, ScoreBreakdown, ScoringConfig
+from memory.store import ChromaStore, metadata_where
+from memory.veracity import Risk, VeracityConfig
+
+
+class SearchHit(BaseModel):
+    """One ranked memory with its MRS breakdown."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    record: MemoryRecord
+    score: float
+    similarity: float
+    veracity_now: float
+    breakdown: ScoreBreakdown
+
+    def to_public(self) -> dict[str, Any]:
+        """The JSON shape of ``mark memory search --json``."""
+        b = self.breakdown
+        return {
+            "id": self.record.id,
+            "text": self.record.text,
+            "type": self.record.type.value,
+            "user_id": self.record.user_id,
+            "score": round(self.score, 6),
+            "breakdown": {"recall": b.recall, "recency": b.recency, "similarity": b.similarity, "feedback": b.feedback},
+            "veracity": round(self.veracity_now, 4),
+            "trust": round(self.record.trust, 4),
+        }
+
+
+class SearchResult(BaseModel):
+    """Ranked hits per type plus the candidates held back for a veracity re-check."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    hits: dict[MemoryType, list[SearchHit]]
+    needs_recheck: list[SearchHit]
+
+    def top(self) -> list[SearchHit]:
+        """The best hit of each type (what MARK injects)."""
+        return [hits[0] for hits in self.hits.values() if hits]
+
+    def all_hits(self) -> list[SearchHit]:
+        """Every ranked hit, best score first."""
+        return sorted((h for hits in self.hits.values() for h in hits), key=lambda h: h.score, reverse=True)
+
+
+def age_days(record: MemoryRecord, now: datetime) -> float:
+    """Age of a memory in days (never negative)."""
+    return max(0.0, (now - record.created_at).total_seconds() / 86400.0)
+
+
+def veracity_now(record: MemoryRecord, now: datetime, cfg: VeracityConfig) -> float:
+    """Veracity at ``now``: the stored score with its temporal term decayed since it was scored."""
+    scored_at = record.veracity_at or record.created_at
+    days = max(0.0, (now - scored_at).total_seconds() / 86400.0)
+    decayed = record.veracity - cfg.gamma * (1.0 - veracity.temporal_decay(days, cfg))
+    return min(1.0, max(0.0, decayed))
+
+
+def _status_where(extra: dict[str, Any] | None) -> dict[str, Any]:
+    status = {"status": {"$in": sorted(s.value for s in SEARCHABLE)}}
+    return status if extra is None else {"$and": [status, extra]}
+
+
+def search(
+    store: ChromaStore,
+    query_vector: Sequence[float],
+    *,
+    user_id: str,
+    now: datetime,
+    types: Sequence[MemoryType] = tuple(MemoryType),
+    agent: str | None = None,
+    k: int = 1,
+    weights: MRSWeights | None = None,
+    scoring_cfg: ScoringConfig | None = None,
+    risk: Risk = Risk.MEDIUM,
+    veracity_cfg: VeracityConfig | None = None,
+    filters: dict[str, str] | None = None,
+) -> SearchResult:
+    """Rank each requested type's top-N candidates by MRS and keep the best ``k`` per type."""
+    scoring_cfg = scoring_cfg or ScoringConfig()
+    veracity_cfg = veracity_cfg or VeracityConfig()
+    tau = veracity.threshold(risk, veracity_cfg)
+    hits: dict[MemoryType, list[SearchHit]] = {}
+    held: list[SearchHit] = []
+    for memory_type in types:
+        personal = memory_type is not MemoryType.RESIDUAL
+        extra = dict(filters or {})
+        extra["type"] = memory_type.value
+        if personal and agent:
+            extra["agent"] = agent
+        partition = user_id if personal else SHARED_USER
+        pairs = store.query(partition, query_vector, scoring_cfg.top_n, _status_where(metadata_where(extra)))
+        if personal:
+            pairs = [(r, s) for r, s in pairs if r.user_id == user_id]
+        chosen = weights or scoring_cfg.weights_for(memory_type.value)
+        ranked = _rank(pairs, now, chosen, scoring_cfg.epsilon, veracity_cfg)
+        hits[memory_type] = [h for h in ranked if h.veracity_now >= tau][:k]
+        held.extend(h for h in ranked if h.veracity_now < tau)
+    return SearchResult(hits=hits, needs_recheck=held)
+
+
+def _rank(
+    pairs: list[tuple[MemoryRecord, float]],
+    now: datetime,
+    weights: MRSWeights,
+    epsilon: float,
+    veracity_cfg: VeracityConfig,
+) -> list[SearchHit]:
+    by_id = {record.id: (record, similarity) for record, similarity in pairs}
+    candidates = [
+        scoring.Candidate(
+            id=record.id,
+            recall_count=record.recall_count,
+            age_days=age_days(record, now),
+            similarity=similarity,
+            feedback=record.feedback_score,
+        )
+        for record, similarity in pairs
+    ]
+    out: list[SearchHit] = []
+    for scored in scoring.rank(candidates, weights, epsilon=epsilon):
+        record, similarity = by_id[scored.id]
+        out.append(
+            SearchHit(
+                record=record,
+                score=scored.score,
+                similarity=similarity,
+                breakdown=scored.breakdown,
+                veracity_now=veracity_now(record, now, veracity_cfg),
+            )
+        )
+    return out

@@ -1,0 +1,326 @@
+"""The Chroma-backed memory store: the ONLY module that imports ``chromadb``.
+
+Partitioning: every user's personal memories (``user_question`` and ``llm_response``) live in a
+collection of their own, residual (domain) memories in one shared domain collection. A per-user
+search therefore never pays for a ``where`` filter over everybody's memories, and a user can never
+read another user's collection by construction. Collections are created in cosine space, and
+:func:`distance_to_similarity` is the one place a Chroma distance becomes a similarity.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import hashlib
+import json
+import os
+from collections.abc import Iterable, Sequence
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any, cast
+
+import chromadb
+import numpy as np
+from chromadb.api import ClientAPI
+from chromadb.api.models.Collection import Collection
+from chromadb.api.types import Documents, EmbeddingFunction, Embeddings
+from chromadb.config import Settings as ChromaSettings
+
+from memory.config import Settings
+from memory.embedder import Embedder
+from memory.models import SHARED_USER, MemoryRecord, MemoryType, Provenance
+
+SPACE = "cosine"
+_PREFIXED = "meta_"
+
+
+class StoreError(RuntimeError):
+    """The store cannot be opened or used; the message says how to fix it."""
+
+
+class StoreInUseError(StoreError):
+    """Another process holds the embedded store."""
+
+
+def distance_to_similarity(distance: float) -> float:
+    """Turn a Chroma cosine distance (1 - cos) into a cosine similarity."""
+    return 1.0 - float(distance)
+
+
+class MarkEmbeddingFunction(EmbeddingFunction[Documents]):
+    """Chroma adapter around a mark :class:`~memory.embedder.Embedder`."""
+
+    def __init__(self, embedder: Embedder) -> None:
+        """Wrap ``embedder``."""
+        self._embedder = embedder
+
+    def __call__(self, input: Documents) -> Embeddings:
+        """Embed documents for Chroma."""
+        return [np.asarray(v, dtype=np.float32) for v in self._embedder.embed(list(input))]
+
+    @staticmethod
+    def name() -> str:
+        """Registered name of this embedding function."""
+        return "mark-embedder"
+
+    def get_config(self) -> dict[str, Any]:
+        """Serializable config (the embedder itself is injected, never persisted)."""
+        return {"embedder": self._embedder.name}
+
+    @staticmethod
+    def build_from_config(config: dict[str, Any]) -> MarkEmbeddingFunction:
+        """Chroma calls this when it re-opens a collection; mark always injects its own embedder."""
+        raise StoreError("mark collections must be opened through mark (the embedder is injected)")
+
+    def default_space(self) -> str:  # type: ignore[override]
+        """Cosine space."""
+        return SPACE
+
+
+def partition_for(record_type: MemoryType, user_id: str) -> str:
+    """Partition key of a memory: the shared domain partition or the owner's."""
+    return SHARED_USER if record_type is MemoryType.RESIDUAL else user_id
+
+
+def to_metadata(record: MemoryRecord) -> dict[str, str | int | float | bool]:
+    """Flatten a record into Chroma metadata (user metadata keys are prefixed ``meta_``)."""
+    data = record.model_dump(mode="json", exclude={"text", "metadata", "provenance", "id"})
+    flat: dict[str, str | int | float | bool] = {k: v for k, v in data.items() if v is not None}
+    flat["created_ts"] = record.created_at.timestamp()
+    flat["provenance_json"] = record.provenance.model_dump_json()
+    for key, value in record.metadata.items():
+        flat[_PREFIXED + key] = value
+    return flat
+
+
+def from_metadata(memory_id: str, text: str, meta: dict[str, Any]) -> MemoryRecord:
+    """Rebuild a record from Chroma metadata."""
+    fields = {
+        k: v for k, v in meta.items() if not k.startswith(_PREFIXED) and k not in {"created_ts", "provenance_json"}
+    }
+    fields.setdefault("superseded_by", None)
+    return MemoryRecord(
+        id=memory_id,
+        text=text,
+        provenance=Provenance.model_validate_json(str(meta.get("provenance_json", "{}"))),
+        metadata={k[len(_PREFIXED) :]: str(v) for k, v in meta.items() if k.startswith(_PREFIXED)},
+        **fields,
+    )
+
+
+def metadata_where(filters: dict[str, str]) -> dict[str, Any] | None:
+    """A Chroma ``where`` clause for governance filters (agent, department, any metadata key)."""
+    clauses: list[dict[str, Any]] = []
+    for key, value in filters.items():
+        column = key if key in MemoryRecord.model_fields else _PREFIXED + key
+        clauses.append({column: value})
+    if not clauses:
+        return None
+    return clauses[0] if len(clauses) == 1 else {"$and": clauses}
+
+
+class ChromaStore:
+    """Records and their embeddings in Chroma, partitioned per user plus one domain partition."""
+
+    def __init__(self, settings: Settings, embedder: Embedder) -> None:
+        """Open the embedded store (taking the process lock) or connect to a Chroma server."""
+        self.embedder = embedder
+        self.prefix = settings.store.collection_prefix
+        self._lock_handle: Any = None
+        self._collections: dict[str, Collection] = {}
+        chroma_settings = ChromaSettings(anonymized_telemetry=False, allow_reset=False)
+        if settings.store.chroma_url:
+            self.mode = "server"
+            self.location = settings.store.chroma_url
+            self._client = _connect_server(settings.store.chroma_url, chroma_settings)
+        else:
+            self.mode = "embedded"
+            self.location = str(settings.store_path)
+            self._lock_handle = _take_lock(settings.store_path)
+            self._client = chromadb.PersistentClient(path=str(settings.store_path), settings=chroma_settings)
+        self._function = MarkEmbeddingFunction(embedder)
+
+    def close(self) -> None:
+        """Release the process lock."""
+        self._collections.clear()
+        if self._lock_handle is not None:
+            fcntl.flock(self._lock_handle, fcntl.LOCK_UN)
+            self._lock_handle.close()
+            self._lock_handle = None
+
+    # -- collections -------------------------------------------------------------------------
+    def collection_name(self, partition: str) -> str:
+        """Chroma-safe collection name of a partition (users are hashed, never spelled out)."""
+        if partition == SHARED_USER:
+            return f"{self.prefix}-domain"
+        return f"{self.prefix}-u-{hashlib.sha256(partition.encode()).hexdigest()[:24]}"
+
+    def _collection(self, partition: str, create: bool) -> Collection | None:
+        name = self.collection_name(partition)
+        if name in self._collections:
+            return self._collections[name]
+        if create:
+            collection = self._client.get_or_create_collection(
+                name,
+                embedding_function=self._function,  # type: ignore[arg-type]
+                configuration=cast(Any, {"hnsw": {"space": SPACE}}),
+                metadata={"partition": partition, "mark": 1},
+            )
+        else:
+            try:
+                collection = self._client.get_collection(name, embedding_function=self._function)  # type: ignore[arg-type]
+            except Exception:  # chromadb raises NotFoundError/ValueError by version
+                return None
+        self._collections[name] = collection
+        return collection
+
+    def space(self, partition: str) -> str | None:
+        """The distance space a partition's collection was created with."""
+        collection = self._collection(partition, create=False)
+        if collection is None:
+            return None
+        hnsw = (collection.configuration or {}).get("hnsw") or {}
+        return str(hnsw.get("space")) if hnsw.get("space") else None
+
+    def partitions(self) -> list[str]:
+        """Every partition that has a collection (the domain partition plus each user)."""
+        names: list[str] = []
+        for collection in self._client.list_collections():
+            meta = collection.metadata or {}
+            if collection.name.startswith(self.prefix + "-") and "partition" in meta:
+                names.append(str(meta["partition"]))
+        return sorted(names)
+
+    # -- writes ------------------------------------------------------------------------------
+    def put(self, records: Sequence[MemoryRecord], embeddings: Sequence[Sequence[float]] | None = None) -> None:
+        """Insert or replace records; embeddings are computed when not given."""
+        if not records:
+            return
+        vectors = list(embeddings) if embeddings is not None else self.embedder.embed([r.text for r in records])
+        by_partition: dict[str, list[int]] = {}
+        for i, record in enumerate(records):
+            by_partition.setdefault(partition_for(record.type, record.user_id), []).append(i)
+        for partition, indexes in by_partition.items():
+            collection = self._collection(partition, create=True)
+            assert collection is not None
+            collection.upsert(
+                ids=[records[i].id for i in indexes],
+                documents=[records[i].text for i in indexes],
+                embeddings=np.asarray([vectors[i] for i in indexes], dtype=np.float32),
+                metadatas=cast(Any, [to_metadata(records[i]) for i in indexes]),
+            )
+
+    def update_metadata(self, records: Sequence[MemoryRecord]) -> None:
+        """Rewrite records whose text did not change (no re-embedding)."""
+        for record in records:
+            collection = self._collection(partition_for(record.type, record.user_id), create=True)
+            assert collection is not None
+            collection.update(ids=[record.id], metadatas=cast(Any, [to_metadata(record)]))
+
+    def delete(self, records: Sequence[MemoryRecord]) -> None:
+        """Remove records from the index (only used by recovery and forget-with-purge)."""
+        for record in records:
+            collection = self._collection(partition_for(record.type, record.user_id), create=False)
+            if collection is not None:
+                collection.delete(ids=[record.id])
+
+    # -- reads -------------------------------------------------------------------------------
+    def get(self, memory_id: str, partitions: Iterable[str] | None = None) -> MemoryRecord | None:
+        """A record by id, looked up in the given partitions (all when None)."""
+        for partition in partitions if partitions is not None else self.partitions():
+            collection = self._collection(partition, create=False)
+            if collection is None:
+                continue
+            got = collection.get(ids=[memory_id], include=["documents", "metadatas"])
+            if got["ids"]:
+                return from_metadata(got["ids"][0], (got["documents"] or [""])[0], dict((got["metadatas"] or [{}])[0]))
+        return None
+
+    def scan(self, partition: str, where: dict[str, Any] | None = None) -> list[MemoryRecord]:
+        """All records of a partition matching ``where``."""
+        collection = self._collection(partition, create=False)
+        if collection is None:
+            return []
+        got = collection.get(where=where, include=["documents", "metadatas"])
+        docs, metas = got["documents"] or [], got["metadatas"] or []
+        return [from_metadata(i, d, dict(m)) for i, d, m in zip(got["ids"], docs, metas, strict=True)]
+
+    def vector(self, record: MemoryRecord) -> list[float] | None:
+        """The stored embedding of a record."""
+        collection = self._collection(partition_for(record.type, record.user_id), create=False)
+        if collection is None:
+            return None
+        got = collection.get(ids=[record.id], include=["embeddings"])
+        embeddings = got["embeddings"]
+        return [float(x) for x in embeddings[0]] if embeddings is not None and len(embeddings) else None
+
+    def query(
+        self, partition: str, embedding: Sequence[float], n: int, where: dict[str, Any] | None = None
+    ) -> list[tuple[MemoryRecord, float]]:
+        """Nearest records of a partition with their cosine similarity, best first."""
+        collection = self._collection(partition, create=False)
+        if collection is None or n <= 0:
+            return []
+        got = collection.query(
+            query_embeddings=np.asarray([embedding], dtype=np.float32),
+            n_results=n,
+            where=where,
+            include=["documents", "metadatas", "distances"],
+        )
+        ids, docs = got["ids"][0], (got["documents"] or [[]])[0]
+        metas, dists = (got["metadatas"] or [[]])[0], (got["distances"] or [[]])[0]
+        return [
+            (from_metadata(i, d, dict(m)), distance_to_similarity(dist))
+            for i, d, m, dist in zip(ids, docs, metas, dists, strict=True)
+        ]
+
+    def count(self, partition: str) -> int:
+        """Number of records in a partition."""
+        collection = self._collection(partition, create=False)
+        return 0 if collection is None else collection.count()
+
+
+def _connect_server(url: str, chroma_settings: ChromaSettings) -> ClientAPI:
+    from urllib.parse import urlparse
+
+    parsed = urlparse(url)
+    if parsed.scheme not in {"http", "https"} or not parsed.hostname:
+        raise StoreError(f"MARK_CHROMA_URL={url!r} is not an http(s)://host:port URL")
+    try:
+        client = chromadb.HttpClient(
+            host=parsed.hostname,
+            port=parsed.port or (443 if parsed.scheme == "https" else 8000),
+            ssl=parsed.scheme == "https",
+            settings=chroma_settings,
+        )
+        client.heartbeat()
+    except Exception as exc:  # connection errors come in several types
+        raise StoreError(
+            f"cannot reach the Chroma server at {url}: start it with `chroma run` or unset MARK_CHROMA_URL "
+            f"({exc.__class__.__name__})"
+        ) from exc
+    return client
+
+
+def _take_lock(path: Path) -> Any:
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+        handle = (path / ".mark.lock").open("a+")
+    except OSError as exc:
+        raise StoreError(
+            f"data directory {path} is not writable ({exc.strerror}); set MARK_HOME to a writable folder"
+        ) from exc
+    try:
+        fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        handle.seek(0)
+        owner = handle.read().strip() or "unknown"
+        handle.close()
+        raise StoreInUseError(
+            f"the store at {path} is in use by another process (pid {owner}); stop it, or run a Chroma "
+            "server (`chroma run --path DIR`) and set MARK_CHROMA_URL so several processes can share it"
+        ) from None
+    handle.seek(0)
+    handle.truncate()
+    handle.write(json.dumps({"pid": os.getpid(), "since": datetime.now(UTC).isoformat()}))
+    handle.flush()
+    return handle

@@ -1,0 +1,1 @@
+"""Scenario files, the four-stage MARK lifecycle runner, metrics and reports."""

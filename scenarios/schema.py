@@ -1,0 +1,251 @@
+"""Scenario files: YAML validated by pydantic; every error names the file, line and field.
+
+A scenario holds multiple-choice records (question, options, key, explanation, an SME correction
+script, paraphrases), the users, multi-user sessions for stage 4, and the stage plan.
+"""
+
+from __future__ import annotations
+
+import re
+from enum import StrEnum
+from pathlib import Path
+from typing import Any, Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+
+_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
+BUNDLED = Path(__file__).parent / "data"
+
+
+class ScenarioError(ValueError):
+    """A scenario file cannot be used; the message names file, line and field."""
+
+
+class Role(StrEnum):
+    """Whether a user is a trusted subject-matter expert."""
+
+    SME = "sme"
+    USER = "user"
+
+
+class User(BaseModel):
+    """A person in the scenario."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    id: str
+    role: Role = Role.USER
+    department: str | None = None
+
+    @field_validator("id")
+    @classmethod
+    def _id(cls, value: str) -> str:
+        if not _ID.match(value):
+            raise ValueError("ids use letters, digits, '.', '_' or '-' (max 64)")
+        return value
+
+
+class Correction(BaseModel):
+    """The scripted SME side of a correction chat (ends with ACCEPT, added if missing)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    user: str
+    script: list[str] = Field(min_length=1)
+
+
+class Record(BaseModel):
+    """One multiple-choice question with its key and how an SME corrects a wrong answer."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    id: str
+    question: str = Field(min_length=3)
+    options: dict[str, str] = Field(min_length=2)
+    key: str
+    explanation: str = ""
+    key_points: list[str] = Field(default_factory=list)
+    paraphrases: list[str] = Field(default_factory=list)
+    correction: Correction | None = None
+
+    @model_validator(mode="after")
+    def _key_is_an_option(self) -> Record:
+        if self.key not in self.options:
+            raise ValueError(f"key {self.key!r} is not one of the options {sorted(self.options)}")
+        return self
+
+    def prompt(self, paraphrase: int | None = None) -> str:
+        """The question as the chatbot sees it, options lettered."""
+        stem = self.question if paraphrase is None else self.paraphrases[paraphrase]
+        return stem.strip() + "\n" + "\n".join(f"{k}) {v}" for k, v in self.options.items())
+
+    def reference(self) -> str:
+        """The expected answer text (for ICS/KPCS)."""
+        answer = f"The answer is {self.key}) {self.options[self.key]}."
+        return f"{answer} {self.explanation}".strip()
+
+
+class Step(BaseModel):
+    """One step of a stage-4 session: ask a record (optionally a paraphrase) or do a memory action."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    ask: str | None = None
+    paraphrase: int | None = Field(default=None, ge=0)
+    say: str | None = None
+    remember: str | None = None
+    feedback: Literal["correct", "incorrect", "auto"] | None = None
+    expect_memory: str | None = None
+    forbid_memory: str | None = None
+
+    @model_validator(mode="after")
+    def _one_action(self) -> Step:
+        actions = [self.ask, self.say, self.remember, self.feedback]
+        if sum(a is not None for a in actions) != 1:
+            raise ValueError("each step does exactly one of: ask, say, remember, feedback")
+        return self
+
+
+class Session(BaseModel):
+    """A session of one user in stage 4."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    id: str
+    user: str
+    steps: list[Step] = Field(min_length=1)
+
+
+class Scenario(BaseModel):
+    """A whole scenario file."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    name: str
+    description: str = ""
+    domain: str = "medicine"
+    source: str = ""
+    users: list[User] = Field(min_length=1)
+    records: list[Record] = Field(default_factory=list)
+    sessions: list[Session] = Field(default_factory=list)
+    stages: list[int] = Field(default_factory=lambda: [1, 2, 3, 4])
+    max_correction_turns: int = Field(default=4, ge=1, le=10)
+
+    @field_validator("stages")
+    @classmethod
+    def _stages(cls, value: list[int]) -> list[int]:
+        unknown = sorted(set(value) - {1, 2, 3, 4})
+        if unknown:
+            raise ValueError(f"unknown stage(s) {unknown}; stages are 1, 2, 3, 4")
+        return sorted(set(value))
+
+    @model_validator(mode="after")
+    def _references(self) -> Scenario:
+        users = {u.id for u in self.users}
+        records = {r.id: r for r in self.records}
+        if len(users) != len(self.users) or len(records) != len(self.records):
+            raise ValueError("user and record ids must be unique")
+        for record in self.records:
+            if record.correction and record.correction.user not in users:
+                raise ValueError(f"record {record.id}: correction user {record.correction.user!r} is not in users")
+        for session in self.sessions:
+            if session.user not in users:
+                raise ValueError(f"session {session.id}: user {session.user!r} is not in users")
+            for step in session.steps:
+                if step.ask is not None and step.ask not in records:
+                    raise ValueError(f"session {session.id}: unknown record {step.ask!r}")
+                if step.ask and step.paraphrase is not None and step.paraphrase >= len(records[step.ask].paraphrases):
+                    raise ValueError(f"session {session.id}: record {step.ask} has no paraphrase {step.paraphrase}")
+        return self
+
+    def user(self, user_id: str) -> User:
+        """A user by id."""
+        return next(u for u in self.users if u.id == user_id)
+
+    def record(self, record_id: str) -> Record:
+        """A record by id."""
+        return next(r for r in self.records if r.id == record_id)
+
+
+class _LineLoader(yaml.SafeLoader):
+    """A YAML loader that remembers the line of every mapping key."""
+
+
+def _construct_mapping(loader: _LineLoader, node: yaml.MappingNode) -> dict[str, Any]:
+    mapping: dict[str, Any] = {}
+    lines: dict[str, int] = {}
+    for key_node, value_node in node.value:
+        key = loader.construct_object(key_node, deep=True)
+        mapping[key] = loader.construct_object(value_node, deep=True)
+        lines[str(key)] = key_node.start_mark.line + 1
+    mapping["__lines__"] = lines
+    mapping["__line__"] = node.start_mark.line + 1
+    return mapping
+
+
+_LineLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _construct_mapping)
+
+
+def _strip(data: Any) -> Any:
+    if isinstance(data, dict):
+        return {k: _strip(v) for k, v in data.items() if k not in {"__lines__", "__line__"}}
+    if isinstance(data, list):
+        return [_strip(v) for v in data]
+    return data
+
+
+def _line_of(data: Any, loc: tuple[int | str, ...]) -> int | None:
+    line = data.get("__line__") if isinstance(data, dict) else None
+    node = data
+    for part in loc:
+        if isinstance(node, dict) and isinstance(part, str):
+            line = node.get("__lines__", {}).get(part, line)
+            node = node.get(part)
+        elif isinstance(node, list) and isinstance(part, int) and part < len(node):
+            node = node[part]
+            line = node.get("__line__", line) if isinstance(node, dict) else line
+        else:
+            break
+    return line
+
+
+def load_scenario(path: Path) -> Scenario:
+    """Load and validate a scenario file."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ScenarioError(f"{path}: cannot read the file ({exc})") from exc
+    try:
+        data = yaml.load(text, Loader=_LineLoader)  # a SafeLoader subclass
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f":{mark.line + 1}" if mark is not None else ""
+        raise ScenarioError(f"{path}{where}: invalid YAML ({getattr(exc, 'problem', exc)})") from exc
+    if not isinstance(data, dict):
+        raise ScenarioError(f"{path}: a scenario is a YAML mapping with name, users, records, ...")
+    try:
+        return Scenario.model_validate(_strip(data))
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        loc = tuple(p for p in first["loc"] if isinstance(p, (int, str)))
+        line = _line_of(data, loc)
+        field = ".".join(str(p) for p in loc) or "scenario"
+        at = f":{line}" if line else ""
+        raise ScenarioError(f"{path}{at}: {field}: {first['msg']}") from exc
+
+
+def bundled() -> dict[str, Path]:
+    """The scenarios shipped with mark, by name."""
+    return {p.stem: p for p in sorted(BUNDLED.glob("*.yaml"))}
+
+
+def resolve(name_or_path: str) -> Path:
+    """A bundled scenario name or a path to a file."""
+    shipped = bundled()
+    if name_or_path in shipped:
+        return shipped[name_or_path]
+    path = Path(name_or_path)
+    if path.is_file():
+        return path
+    raise ScenarioError(f"no scenario {name_or_path!r}: give a file or one of {sorted(shipped)}")

@@ -1,0 +1,56 @@
+"""The Chroma store with the real ONNX embedder on a temporary folder."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+from memory.config import Settings
+from memory.embedder import OnnxMiniLM
+from memory.models import SHARED_USER, MemoryRecord, MemoryType
+from memory.store import SPACE, ChromaStore, from_metadata, metadata_where, to_metadata
+
+T0 = datetime(2026, 1, 1, tzinfo=UTC)
+
+
+def _record(text: str, user: str, kind: MemoryType = MemoryType.USER_QUESTION, **meta: str) -> MemoryRecord:
+    return MemoryRecord(text=text, type=kind, user_id=user, created_at=T0, updated_at=T0, metadata=meta)
+
+
+def test_round_trip_with_onnx_embedder(settings: Settings) -> None:
+    store = ChromaStore(settings, OnnxMiniLM())
+    try:
+        records = [
+            _record("Tropicamide drops are 0.5 to 1 percent.", "sme", MemoryType.RESIDUAL),
+            _record("Atropine is a long acting cycloplegic.", "sme", MemoryType.RESIDUAL),
+            _record("I like answers in decimals.", "alice", department="eye"),
+        ]
+        store.put(records)
+        assert store.space(SHARED_USER) == SPACE == "cosine"
+        assert store.space("alice") == "cosine"
+        hits = store.query(SHARED_USER, store.embedder.embed(["strength of tropicamide eye drops"])[0], 2)
+        assert hits[0][0].text == records[0].text
+        assert 1.0 >= hits[0][1] > hits[1][1]
+        assert store.get(records[2].id) == records[2]
+        assert store.scan("alice", metadata_where({"department": "eye"}))[0].id == records[2].id
+        assert store.scan("alice", metadata_where({"department": "ward"})) == []
+    finally:
+        store.close()
+
+
+def test_metadata_flattening_is_lossless() -> None:
+    record = _record("x is y", "u", department="cardio", location="Pune")
+    meta = to_metadata(record)
+    assert meta["meta_department"] == "cardio" and "superseded_by" not in meta
+    assert from_metadata(record.id, record.text, meta) == record
+
+
+def test_user_collections_do_not_spell_out_user_ids(settings: Settings) -> None:
+    from memory.embedder import HashingEmbedder
+
+    store = ChromaStore(settings, HashingEmbedder())
+    try:
+        name = store.collection_name("alice@example.com")
+        assert "alice" not in name and name.startswith("mark-u-") and len(name) <= 63
+        assert store.collection_name(SHARED_USER) == "mark-domain"
+    finally:
+        store.close()

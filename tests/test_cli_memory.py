@@ -1,0 +1,130 @@
+"""The memory CLI through its real entry point (``cli.main`` and the installed ``mark`` script)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import cli
+
+
+@pytest.fixture
+def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.setenv("MARK_HOME", str(tmp_path / "home"))
+    monkeypatch.setenv("MARK_EMBEDDER", "hashing")
+    monkeypatch.chdir(tmp_path)
+    return tmp_path / "home"
+
+
+def run(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, object, str]:
+    code = cli.main(list(args))
+    captured = capsys.readouterr()
+    try:
+        data: object = json.loads(captured.out)
+    except json.JSONDecodeError:
+        data = captured.out
+    return code, data, captured.err
+
+
+def test_add_search_show_feedback_forget(home: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code, added, _ = run(
+        capsys,
+        "memory",
+        "add",
+        "--user",
+        "sme",
+        "--type",
+        "residual",
+        "--source",
+        "sme",
+        "--json",
+        "tropicamide drops are 0.5 to 1 percent",
+    )
+    assert code == 0 and isinstance(added, dict) and added["action"] == "created"
+    memory_id = added["record"]["id"]
+    code, hits, _ = run(capsys, "memory", "search", "--user", "bob", "--json", "tropicamide percent")
+    assert code == 0 and isinstance(hits, list)
+    assert hits[0]["id"] == memory_id and set(hits[0]["breakdown"]) == {"recall", "recency", "similarity", "feedback"}
+    assert hits[0]["user_id"] == "sme" and hits[0]["type"] == "residual"
+    code, shown, _ = run(capsys, "memory", "feedback", memory_id, "--incorrect", "--json")
+    assert code == 0 and isinstance(shown, dict) and shown["validated_incorrect"] == 1
+    code, shown, _ = run(capsys, "memory", "show", memory_id, "--json")
+    assert isinstance(shown, dict)
+    assert [e["kind"] for e in shown["history"]] == ["create", "feedback"]
+    code, forgotten, _ = run(capsys, "memory", "forget", memory_id, "--json")
+    assert forgotten == {"forgotten": 1}
+    code, _, err = run(capsys, "memory", "show", memory_id)
+    assert code == 2 and err.strip() == f"error: no memory with id '{memory_id}'"
+
+
+def test_list_is_isolated_per_user(home: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    run(capsys, "memory", "add", "--user", "alice", "alice is allergic to latex")
+    run(capsys, "memory", "add", "--user", "bob", "bob prefers short answers")
+    _, bob_view, _ = run(capsys, "memory", "list", "--user", "bob", "--json")
+    assert isinstance(bob_view, list) and [m["user_id"] for m in bob_view] == ["bob"]
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["memory", "search", "--user", "u", "--preset", "nope", "q"], "unknown MRS preset 'nope'"),
+        (["memory", "add", "--user", "u", "--type", "bogus", "x"], "Invalid value for '--type'"),
+        (["memory", "add", "--user", "u", "   "], "memory text is empty"),
+        (["memory", "feedback", "missing-id", "--correct"], "no memory with id 'missing-id'"),
+        (["memory", "feedback", "x"], "say --correct or --incorrect"),
+        (["memory", "add", "--user", "u", "--meta", "novalue", "text here"], "KEY=VALUE"),
+    ],
+)
+def test_bad_input_is_one_line_exit_2(
+    home: Path, capsys: pytest.CaptureFixture[str], args: list[str], message: str
+) -> None:
+    code, _, err = run(capsys, *args)
+    assert code == 2
+    assert message in err and "Traceback" not in err
+
+
+def test_import_rejects_corrupt_file_and_writes_nothing(
+    home: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    run(capsys, "memory", "add", "--user", "u", "a first memory")
+    bad = tmp_path / "bad.jsonl"
+    bad.write_bytes(b'{"id": "x", "text": "half')
+    code, _, err = run(capsys, "memory", "import", str(bad))
+    assert code == 2 and "bad.jsonl:1: invalid memory" in err
+    _, listed, _ = run(capsys, "memory", "list", "--json")
+    assert isinstance(listed, list) and len(listed) == 1
+
+
+def test_export_import_round_trip_through_cli(home: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    run(capsys, "memory", "add", "--user", "u", "--meta", "department=eye", "u likes decimals")
+    path = tmp_path / "out.jsonl"
+    assert run(capsys, "memory", "export", str(path), "--json")[1] == {"exported": 1, "path": str(path)}
+    os.environ["MARK_HOME"] = str(tmp_path / "second")
+    try:
+        assert run(capsys, "memory", "import", str(path), "--json")[1] == {"imported": 1, "skipped": 0}
+        assert path.read_text() == _export_again(capsys, tmp_path)
+    finally:
+        os.environ["MARK_HOME"] = str(home)
+
+
+def _export_again(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> str:
+    again = tmp_path / "again.jsonl"
+    run(capsys, "memory", "export", str(again))
+    return again.read_text()
+
+
+def test_installed_script_entry_point(home: Path) -> None:
+    mark = Path(sys.executable).with_name("mark")
+    proc = subprocess.run(
+        [str(mark), "memory", "show", "nope"], capture_output=True, text=True, check=False, timeout=120
+    )
+    assert proc.returncode == 2
+    assert proc.stderr == "error: no memory with id 'nope'\n"
+    help_text = subprocess.run([str(mark), "--help"], capture_output=True, text=True, check=True, timeout=120).stdout
+    for command in ("doctor", "ask", "memory"):
+        assert command in help_text
