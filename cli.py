@@ -3,10 +3,7 @@
 from __future__ import annotations
 
 import asyncio
-import json
 import sys
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -14,9 +11,10 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from memory.config import Settings, load_settings
-from memory.engine import MemoryEngine
-from memory.models import Category, MemoryType, Source, Status
+from commands.common import JsonOpt, open_engine, out, print_json
+from commands.memory_cmds import memory_app
+from commands.review_cmds import review_app
+from memory.config import load_settings
 
 app = typer.Typer(
     help="mark: trusted, refined memory for domain chatbots (MARK).",
@@ -24,25 +22,12 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
     add_completion=False,
 )
-memory_app = typer.Typer(help="Add, search, inspect and maintain memories.", no_args_is_help=True)
-review_app = typer.Typer(help="The human review queue: approve, edit or reject pending memories.", no_args_is_help=True)
+lifecycle_app = typer.Typer(help="The four-stage MARK lifecycle.", no_args_is_help=True)
+scenario_app = typer.Typer(help="Bundled and custom scenario files.", no_args_is_help=True)
 app.add_typer(memory_app, name="memory")
 app.add_typer(review_app, name="review")
-out = Console()
-JsonOpt = Annotated[bool, typer.Option("--json", help="Print machine-readable JSON.")]
-
-
-def _print_json(data: Any) -> None:
-    sys.stdout.write(json.dumps(data, indent=2, ensure_ascii=False, default=str) + "\n")
-
-
-@contextmanager
-def _engine(settings: Settings | None = None) -> Iterator[MemoryEngine]:
-    engine = MemoryEngine.open(settings or load_settings())
-    try:
-        yield engine
-    finally:
-        engine.close()
+app.add_typer(lifecycle_app, name="lifecycle")
+app.add_typer(scenario_app, name="scenario")
 
 
 @app.command()
@@ -52,7 +37,7 @@ def doctor(as_json: JsonOpt = False) -> None:
 
     report = run_checks(load_settings())
     if as_json:
-        _print_json(report)
+        print_json(report)
     else:
         table = Table("check", "ok", "detail", title="mark doctor")
         for name, check in report["checks"].items():
@@ -72,298 +57,120 @@ def ask(question: str, domain: Annotated[str, typer.Option(help="Domain named in
     sys.stdout.write(asyncio.run(ask_agent(client, question, domain)) + "\n")
 
 
-@memory_app.command("add")
-def memory_add(
-    text: str,
-    user: Annotated[str, typer.Option(help="Owner of the memory.")],
-    type_: Annotated[MemoryType, typer.Option("--type", help="Memory type.")] = MemoryType.USER_QUESTION,
-    agent: Annotated[str, typer.Option(help="Agent name.")] = "chatbot",
-    category: Annotated[Category, typer.Option(help="Category (S1).")] = Category.FACT,
-    source: Annotated[Source, typer.Option(help="Who said it.")] = Source.USER,
-    meta: Annotated[list[str] | None, typer.Option(help="Metadata KEY=VALUE, repeatable.")] = None,
-    as_json: JsonOpt = False,
-) -> None:
-    """Add a memory (conflict-checked and veracity-scored)."""
-    metadata = _parse_meta(meta or [])
-    with _engine() as engine:
-        result = engine.add(text, type_, user, agent=agent, category=category, source=source, metadata=metadata)
-    if as_json:
-        _print_json(result.model_dump(mode="json"))
-    else:
-        out.print(f"{result.action}: {result.record.id} [{result.record.status.value}] {result.record.text}")
-        for old in result.superseded:
-            out.print(f"  superseded {old}")
+def _run_lifecycle(scenario_ref: str, out_dir: Path | None, stages: str | None, as_json: bool) -> None:
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
+    from scenarios.report import render_summary
+    from scenarios.runner import parse_stages, run_lifecycle
+    from scenarios.schema import load_scenario, resolve
 
-@memory_app.command("search")
-def memory_search(
-    query: str,
-    user: Annotated[str, typer.Option(help="Who is asking.")],
-    type_: Annotated[list[MemoryType] | None, typer.Option("--type", help="Types to search (repeatable).")] = None,
-    preset: Annotated[str | None, typer.Option(help="MRS weight preset.")] = None,
-    k: Annotated[int, typer.Option(min=1, max=100, help="Results per type.")] = 3,
-    risk: Annotated[str, typer.Option(help="Task risk: high, medium or low.")] = "medium",
-    agent: Annotated[str | None, typer.Option(help="Only this agent's personal memories.")] = None,
-    meta: Annotated[list[str] | None, typer.Option(help="Metadata filter KEY=VALUE, repeatable.")] = None,
-    as_json: JsonOpt = False,
-) -> None:
-    """Search memories with MRS re-ranking (recall counts are not changed)."""
-    with _engine() as engine:
-        result = engine.search(
-            query,
-            user,
-            types=type_ or list(MemoryType),
-            preset=preset,
-            k=k,
-            risk=risk,
-            agent=agent,
-            filters=_parse_meta(meta or []),
-        )
-    hits = [h.to_public() for h in result.all_hits()]
-    held = [h.to_public() for h in result.needs_recheck]
-    if as_json:
-        _print_json(hits if not held else {"results": hits, "needs_recheck": held})
-        return
-    table = Table("score", "type", "id", "text", "rc/rec/ss/fs", title=f"memories for {user!r}")
-    for hit in hits:
-        b = hit["breakdown"]
-        parts = "/".join(f"{b[c]:.2f}" for c in ("recall", "recency", "similarity", "feedback"))
-        table.add_row(f"{hit['score']:.3f}", hit["type"], hit["id"][:12], hit["text"], parts)
-    out.print(table)
-    if held:
-        out.print(f"{len(held)} candidate(s) below the {risk}-risk veracity threshold need a re-check")
-
-
-@memory_app.command("show")
-def memory_show(memory_id: str, as_json: JsonOpt = False) -> None:
-    """Show one memory with its scores, status and audited history."""
-    with _engine() as engine:
-        record = engine.get(memory_id)
-        events = engine.history(memory_id)
-    data = {"memory": record.to_public(), "history": [e.model_dump(mode="json") for e in events]}
-    if as_json:
-        _print_json(data)
-        return
-    out.print(f"[bold]{record.text}[/]")
-    out.print(
-        f"id {record.id}  type {record.type.value}  user {record.user_id}  "
-        f"status {record.status.value}  v{record.version}"
-    )
-    out.print(
-        f"trust {record.trust:.3f}  persistence {record.persistence:.3f}  veracity {record.veracity:.3f}  "
-        f"recalls {record.recall_count}  correct {record.validated_correct}  incorrect {record.validated_incorrect}"
-    )
-    for event in events:
-        out.print(f"  {event.at:%Y-%m-%d %H:%M:%S}  {event.kind.value:<10} {event.actor}")
-
-
-@memory_app.command("list")
-def memory_list(
-    user: Annotated[str | None, typer.Option(help="Only what this user may see.")] = None,
-    status: Annotated[list[Status] | None, typer.Option(help="Filter by status (repeatable).")] = None,
-    as_json: JsonOpt = False,
-) -> None:
-    """List memories (one user's own plus shared domain memories with --user)."""
-    with _engine() as engine:
-        records = engine.list(user, statuses=status)
-    if as_json:
-        _print_json([r.to_public() for r in records])
-        return
-    table = Table("id", "type", "user", "status", "trust", "text")
-    for r in records:
-        table.add_row(r.id[:12], r.type.value, r.user_id, r.status.value, f"{r.trust:.2f}", r.text)
-    out.print(table)
-
-
-@memory_app.command("feedback")
-def memory_feedback(
-    memory_id: str,
-    correct: Annotated[bool | None, typer.Option("--correct/--incorrect", help="Was the memory right?")] = None,
-    as_json: JsonOpt = False,
-) -> None:
-    """Mark a memory correct or incorrect (updates FS, counters, trust and persistence)."""
-    if correct is None:
-        raise typer.BadParameter("say --correct or --incorrect")
-    with _engine() as engine:
-        record = engine.feedback(memory_id, correct)
-    if as_json:
-        _print_json(record.to_public())
-    else:
-        out.print(
-            f"{record.id}: feedback {record.feedback_score:+.2f} trust {record.trust:.3f} "
-            f"persistence {record.persistence:.3f}"
-        )
-
-
-@memory_app.command("forget")
-def memory_forget(
-    memory_id: Annotated[str | None, typer.Argument(help="Memory to erase.")] = None,
-    user: Annotated[str | None, typer.Option(help="Erase ALL personal memories of this user.")] = None,
-    as_json: JsonOpt = False,
-) -> None:
-    """Erase one memory, or every personal memory of a user (audited, text removed)."""
-    if (memory_id is None) == (user is None):
-        raise typer.BadParameter("give either a memory id or --user")
-    with _engine() as engine:
-        if memory_id is not None:
-            engine.forget(memory_id)
-            count = 1
-        else:
-            assert user is not None
-            count = engine.forget_user(user)
-    _print_json({"forgotten": count}) if as_json else out.print(f"forgot {count} memor{'y' if count == 1 else 'ies'}")
-
-
-@memory_app.command("export")
-def memory_export(
-    path: Path,
-    user: Annotated[str | None, typer.Option(help="Only this user's personal memories.")] = None,
-    as_json: JsonOpt = False,
-) -> None:
-    """Export memories to a JSON Lines file (lossless)."""
-    from memory.portability import export_jsonl
-
-    with _engine() as engine:
-        count = export_jsonl(engine, path, user)
-    _print_json({"exported": count, "path": str(path)}) if as_json else out.print(f"exported {count} to {path}")
-
-
-@memory_app.command("import")
-def memory_import(path: Path, as_json: JsonOpt = False) -> None:
-    """Import a JSON Lines export; the whole file is validated before anything is written."""
-    from memory.portability import import_jsonl
-
-    with _engine() as engine:
-        counts = import_jsonl(engine, path)
-    _print_json(counts) if as_json else out.print(
-        f"imported {counts['imported']}, skipped {counts['skipped']} existing"
-    )
-
-
-@memory_app.command("maintain")
-def memory_maintain(
-    dry_run: Annotated[bool, typer.Option(help="Only show the decisions.")] = False, as_json: JsonOpt = False
-) -> None:
-    """Apply the trust/persistence retention policy, TTLs and confidence floor (audited)."""
-    from memory.maintenance import maintain
-
-    with _engine() as engine:
-        decisions = maintain(engine, dry_run=dry_run)
-    if as_json:
-        _print_json([d.model_dump(mode="json") for d in decisions])
-        return
-    for d in decisions:
-        out.print(f"{d.memory_id[:12]} -> {d.action.value}: {d.reason}")
-    out.print(f"{len(decisions)} decision(s){' (dry run)' if dry_run else ''}")
-
-
-@memory_app.command("build")
-def memory_build(
-    transcript: Annotated[Path, typer.Argument(help="JSON list of {role, content} messages.")],
-    user: Annotated[str, typer.Option(help="Whose conversation it is.")],
-    review: Annotated[str, typer.Option(help="Review policy: auto, residual or all.")] = "auto",
-    source: Annotated[Source, typer.Option(help="Who the human in the chat is (sme is trusted).")] = Source.USER,
-    domain: Annotated[str, typer.Option(help="Domain named in the prompts.")] = "medicine",
-    evidence: Annotated[str, typer.Option(help="Trusted reference text for the fact check.")] = "",
-    reviewer: Annotated[str, typer.Option(help="'console' to review now, 'none' to queue.")] = "none",
-    as_json: JsonOpt = False,
-) -> None:
-    """Run the memory-building team on a finished conversation and commit what passes its gates."""
-    from agents.building import BuildState, ReviewPolicy, load_transcript
-    from agents.mbs import build_memories
-    from agents.providers import build_client
-    from agents.reviewers import ConsoleReviewer
-
-    turns = load_transcript(transcript)
+    scenario = load_scenario(resolve(scenario_ref))
+    chosen = parse_stages(stages) if stages else None
+    folder = out_dir or Path("runs") / scenario.name
     settings = load_settings()
-    state = BuildState(turns, user, source=source, policy=ReviewPolicy(review), evidence=evidence, domain=domain)
-    plug = ConsoleReviewer() if reviewer == "console" else None
-    with _engine(settings) as engine:
-        asyncio.run(build_memories(engine, build_client(settings), state, plug))
-    report = state.report()
+    columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
+    with Progress(*columns, console=Console(stderr=True), disable=as_json) as bar:
+        tasks: dict[str, Any] = {}
+
+        def progress(label: str, done: int, total: int) -> None:
+            if label not in tasks:
+                tasks[label] = bar.add_task(label, total=total)
+            bar.update(tasks[label], completed=done, total=total)
+
+        report = asyncio.run(run_lifecycle(scenario, settings, folder, chosen, progress=progress))
     if as_json:
-        _print_json(report)
+        print_json(report)
         return
-    for outcome in state.outcomes:
-        extra = f" (supersedes {', '.join(outcome.superseded)})" if outcome.superseded else ""
-        out.print(f"{outcome.action:<10} {outcome.type.value:<13} {outcome.text}{extra}")
-    for error in state.errors:
-        out.print(f"[yellow]warning[/] {error}")
-    total = report["usage"]["total"]
-    out.print(f"{total['calls']} LLM calls, {total['prompt_tokens'] + total['completion_tokens']} tokens")
+    Console().print(render_summary(report))
+    Console().print(f"report: {folder / 'report.md'} (and report.json, plots) in {report['wall_s']:.0f} s")
 
 
-@review_app.command("list")
-def review_list(as_json: JsonOpt = False) -> None:
-    """Memories waiting for a reviewer."""
-    from memory import review
-
-    with _engine() as engine:
-        records = review.pending(engine)
-    if as_json:
-        _print_json([r.to_public() for r in records])
-        return
-    for r in records:
-        out.print(f"{r.id}  {r.type.value:<13} {r.user_id:<10} {r.text}")
-    out.print(f"{len(records)} pending")
-
-
-@review_app.command("show")
-def review_show(memory_id: str, as_json: JsonOpt = False) -> None:
-    """One pending memory with its scores and history."""
-    memory_show(memory_id, as_json)
-
-
-@review_app.command("approve")
-def review_approve(
-    memory_id: str, reviewer: Annotated[str, typer.Option(help="Who decides.")] = "cli", as_json: JsonOpt = False
-) -> None:
-    """Approve a pending memory (it becomes active)."""
-    from memory import review
-
-    with _engine() as engine:
-        record = review.approve(engine, memory_id, reviewer)
-    _print_json(record.to_public()) if as_json else out.print(f"approved {record.id}")
-
-
-@review_app.command("edit")
-def review_edit(
-    memory_id: str,
-    text: str,
-    reviewer: Annotated[str, typer.Option(help="Who decides.")] = "cli",
+@app.command()
+def demo(
+    scenario: Annotated[str, typer.Option(help="Bundled scenario or file.")] = "tropicamide",
+    out: Annotated[Path | None, typer.Option(help="Run folder (default runs/<scenario>).")] = None,
     as_json: JsonOpt = False,
 ) -> None:
-    """Replace a pending memory's text and approve it."""
-    from memory import review
-
-    with _engine() as engine:
-        record = review.edit(engine, memory_id, text, reviewer)
-    _print_json(record.to_public()) if as_json else out.print(f"edited and approved {record.id}: {record.text}")
+    """Run the whole MARK lifecycle on a bundled scenario with the configured (default: embedded) model."""
+    _run_lifecycle(scenario, out, None, as_json)
 
 
-@review_app.command("reject")
-def review_reject(
-    memory_id: str,
-    reason: Annotated[str, typer.Option(help="Why it is rejected.")],
-    reviewer: Annotated[str, typer.Option(help="Who decides.")] = "cli",
+@lifecycle_app.command("run")
+def lifecycle_run(
+    scenario: Annotated[str, typer.Option(help="Bundled scenario name or a YAML file.")],
+    stages: Annotated[str | None, typer.Option(help="Comma-separated stages, e.g. 1,2,3,4.")] = None,
+    out: Annotated[Path | None, typer.Option(help="Run folder; re-run into it to resume.")] = None,
     as_json: JsonOpt = False,
 ) -> None:
-    """Reject a pending memory (archived, labelled bad, never injected)."""
-    from memory import review
-
-    with _engine() as engine:
-        record = review.reject(engine, memory_id, reviewer, reason)
-    _print_json(record.to_public()) if as_json else out.print(f"rejected {record.id}")
+    """Run (or resume) the lifecycle stages of a scenario and write report.json, report.md and plots."""
+    _run_lifecycle(scenario, out, stages, as_json)
 
 
-def _parse_meta(pairs: list[str]) -> dict[str, str]:
-    parsed: dict[str, str] = {}
-    for pair in pairs:
-        key, sep, value = pair.partition("=")
-        if not sep or not key:
-            raise typer.BadParameter(f"metadata must be KEY=VALUE, got {pair!r}")
-        parsed[key] = value
-    return parsed
+@scenario_app.command("list")
+def scenario_list(as_json: JsonOpt = False) -> None:
+    """The bundled scenarios."""
+    from scenarios.schema import bundled, load_scenario
+
+    rows: list[dict[str, Any]] = []
+    for name, path in bundled().items():
+        s = load_scenario(path)
+        rows.append(
+            {
+                "name": name,
+                "records": len(s.records),
+                "sessions": len(s.sessions),
+                "stages": s.stages,
+                "description": s.description,
+            }
+        )
+    if as_json:
+        print_json(rows)
+        return
+    table = Table("name", "records", "sessions", "stages", "description")
+    for r in rows:
+        stages = ",".join(str(n) for n in r["stages"])
+        table.add_row(str(r["name"]), str(r["records"]), str(r["sessions"]), stages, str(r["description"]))
+    out.print(table)
+
+
+@scenario_app.command("validate")
+def scenario_validate(files: list[str], as_json: JsonOpt = False) -> None:
+    """Validate scenario files (names of bundled ones or paths); errors name file, line and field."""
+    from scenarios.schema import load_scenario, resolve
+
+    checked = []
+    for ref in files:
+        s = load_scenario(resolve(ref))
+        checked.append({"scenario": s.name, "records": len(s.records), "sessions": len(s.sessions)})
+    print_json(checked) if as_json else out.print("\n".join(f"ok: {c['scenario']}" for c in checked))
+
+
+@scenario_app.command("run")
+def scenario_run(
+    scenario: str,
+    stages: Annotated[str | None, typer.Option(help="Comma-separated stages.")] = None,
+    out: Annotated[Path | None, typer.Option(help="Run folder; re-run into it to resume.")] = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Same as ``mark lifecycle run --scenario``."""
+    _run_lifecycle(scenario, out, stages, as_json)
+
+
+@app.command()
+def chat(
+    user: Annotated[str, typer.Option(help="Who is chatting.")],
+    session: Annotated[str | None, typer.Option(help="Session id (for the audit trail).")] = None,
+    domain: Annotated[str, typer.Option(help="Domain named in the prompts.")] = "medicine",
+    sme: Annotated[bool, typer.Option(help="You are a trusted SME: your corrections become domain memory.")] = False,
+) -> None:
+    """Interactive chat with memory: /correct, /feedback, /remember, /forget, /memories, /help, /quit."""
+    from agents.interactive import ChatSession
+    from agents.providers import build_client
+
+    settings = load_settings()
+    with open_engine(settings) as engine:
+        session_obj = ChatSession(engine, build_client(settings), user, session_id=session, domain=domain, sme=sme)
+        asyncio.run(session_obj.loop(input_fn=input, print_fn=out.print))
 
 
 def _user_errors() -> tuple[type[BaseException], ...]:

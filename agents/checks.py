@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from autogen_core.models import ChatCompletionClient
 
-from agents.schemas import FactCheckReply, JudgeReply
+from agents.schemas import FactCheckReply, JudgeReply, fact_check_batch
 from agents.structured import UsageLog, call_structured, system, user
 from memory.conflicts import Verdict
 from prompts import render
@@ -40,17 +40,21 @@ class FactChecker:
         self.client, self.domain, self.usage, self.name = client, domain, usage, name
         self.failures: list[str] = []
 
-    async def check(self, memory_text: str, evidence: str) -> FactCheckReply | None:
-        """The fact-check, or None when there is no evidence or the reply cannot be used."""
-        if not evidence.strip():
-            return None
-        prompt = render("check_veracity", domain=self.domain, evidence=_quote(evidence), memory=_quote(memory_text))
+    async def check_all(self, memory_texts: list[str], evidence: str) -> list[FactCheckReply | None]:
+        """One call for all memories of a build; None for each when there is no evidence or no usable reply."""
+        if not evidence.strip() or not memory_texts:
+            return [None] * len(memory_texts)
+        numbered = "\n".join(f"{n}. {_quote(text)}" for n, text in enumerate(memory_texts, start=1))
+        prompt = render("check_veracity", domain=self.domain, evidence=_quote(evidence), memories=numbered)
+        model = fact_check_batch(len(memory_texts))
         outcome = await call_structured(
-            self.client, self.name, [system(prompt), user("Give the score as JSON.")], FactCheckReply, self.usage
+            self.client, self.name, [system(prompt), user("Give the checks as JSON.")], model, self.usage
         )
         if outcome.value is None:
-            self.failures.append(outcome.error or "no score")
-        return outcome.value
+            self.failures.append(outcome.error or "no scores")
+            return [None] * len(memory_texts)
+        checks: list[FactCheckReply] = outcome.value.checks  # type: ignore[attr-defined]
+        return list(checks)
 
 
 def _quote(text: str) -> str:

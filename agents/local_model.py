@@ -151,7 +151,12 @@ def check_model(
         if _verified(target, packaged, rehash=rehash, record=False):
             return _report(ModelSource.PACKAGED, target, True, "packaged model, sha256 verified", verified=True)
         if rehash:
-            return _report(ModelSource.PACKAGED, target, False, f"does not match sha256 {packaged.sha256}: delete it")
+            return _report(
+                ModelSource.PACKAGED,
+                target,
+                False,
+                "does not match the pinned sha256: rebuilt from the parts on next load",
+            )
         return _report(ModelSource.PACKAGED, target, True, "packaged model, sha256 checked again on first load")
     try:
         parts = packaged.locate_parts()
@@ -161,9 +166,15 @@ def check_model(
 
 
 def _report(source: ModelSource, path: Path, ok: bool, detail: str, *, verified: bool = False) -> ModelCheck:
-    size = _size(path)
+    exists = path.is_file()
     return ModelCheck(
-        source=source, path=path, exists=size is not None, size=size, sha256_verified=verified, ok=ok, detail=detail
+        source=source,
+        path=path,
+        exists=exists,
+        size=_size(path) if exists else None,
+        sha256_verified=verified,
+        ok=ok,
+        detail=detail,
     )
 
 

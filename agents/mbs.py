@@ -23,10 +23,10 @@ from agents.building import BuildState, Candidate, Outcome
 from agents.checks import FactChecker, LLMJudge, quote
 from agents.reviewers import Reviewer, ReviewItem, safe_review
 from agents.schemas import Extraction
-from agents.structured import call_structured, system, user
+from agents.structured import UsageLog, call_structured, system, user
 from memory import review as review_queue
 from memory.conflicts import SimilarityJudge, Verdict
-from memory.engine import MemoryEngine
+from memory.engine import AddResult, MemoryEngine
 from memory.models import Category, MemoryType, Provenance, Status
 from prompts import render
 
@@ -112,9 +112,8 @@ def veracity_step(client: ChatCompletionClient) -> Step:
 
     async def step(state: BuildState) -> str:
         checker = FactChecker(client, state.domain, state.usage)
-        evidence = state.expert_evidence
-        for candidate in state.candidates:
-            reply = await checker.check(candidate.text, evidence)
+        replies = await checker.check_all([c.text for c in state.candidates], state.expert_evidence)
+        for candidate, reply in zip(state.candidates, replies, strict=True):
             if reply is not None:
                 candidate.fact_check, candidate.fact_reason = reply.score, reply.reason
             candidate.review_reason = state.review_reason(candidate)
@@ -254,3 +253,18 @@ async def build_memories(
     team = build_team(engine, client, state, reviewer)
     await team.run(task=f"Build memories from conversation {state.conversation_id} for user {state.user_id}.")
     return state
+
+
+async def remember_with_judge(
+    engine: MemoryEngine, client: ChatCompletionClient, text: str, user_id: str, usage: UsageLog | None = None
+) -> AddResult:
+    """An explicit "remember X", with flagged conflicts judged by the LLM resolver.
+
+    A newer preference that contradicts an older one supersedes it.
+    """
+    judge = LLMJudge(client, usage)
+    verdicts = {
+        record.text: await judge.judge(text, record.text)
+        for record, _ in engine.conflict_candidates(text, MemoryType.USER_QUESTION, user_id)
+    }
+    return engine.remember(text, user_id, judge=_Verdicts(verdicts), actor=f"user:{user_id}")

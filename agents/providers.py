@@ -3,15 +3,15 @@
 Providers:
 
 - ``local``: llama.cpp in-process on the GGUF from :mod:`agents.local_model`. One ``Llama`` (about
-  2 GB for the packaged model) is loaded per model file and shared by every client built for it;
-  calls to it are serialised, and every call gets the configured ``temperature`` / ``max_tokens``
-  unless the caller passes its own (llama.cpp would otherwise sample at 0.2 until the context is full).
+  2 GB) is loaded per model file and shared; calls to it are serialised, and each call gets the
+  configured ``temperature`` / ``max_tokens`` unless it passes its own (llama.cpp would otherwise
+  sample at 0.2 until the context is full).
 - ``openai``: any OpenAI-compatible endpoint (OpenAI, llama.cpp server, vLLM, Ollama) via ``base_url``.
 - ``azure``: Azure OpenAI; needs endpoint, deployment and key.
 - ``replay``: scripted replies from a JSON file, for deterministic runs and tests.
 
-A structured (JSON) reply that the local model cuts off at its token limit raises
-:class:`TruncatedOutputError` instead of handing half a JSON document to the caller.
+A JSON reply cut off at the token limit raises :class:`TruncatedOutputError` (with the partial
+result) on every provider, instead of handing half a JSON document to the caller.
 """
 
 from __future__ import annotations
@@ -39,13 +39,17 @@ from autogen_core.models import (
 )
 from autogen_core.tools import Tool, ToolSchema
 from autogen_ext.models.llama_cpp import LlamaCppChatCompletionClient
-from autogen_ext.models.openai import AzureOpenAIChatCompletionClient, OpenAIChatCompletionClient
+from autogen_ext.models.openai import (
+    AzureOpenAIChatCompletionClient,
+    BaseOpenAIChatCompletionClient,
+    OpenAIChatCompletionClient,
+)
 from autogen_ext.models.openai.config import AzureOpenAIClientConfiguration, OpenAIClientConfiguration
 from autogen_ext.models.replay import ReplayChatCompletionClient
 from pydantic import BaseModel
 
 from agents.local_model import QWEN_CODER_1_5B, ModelError, resolve_model_path
-from memory.config import ConfigError, ModelConfig, Provider, Settings
+from memory.config import ConfigError, ModelConfig, Provider, SchemaMode, Settings
 
 #: What the embedded llama.cpp model can do through AutoGen. ``function_calling`` is False on
 #: purpose: llama.cpp's generic chat handler renders tools into the prompt but never parses tool
@@ -140,11 +144,7 @@ class LocalChatClient(ChatCompletionClient):
                     task.exception()
                 raise
         if result.finish_reason == "length" and json_output not in (None, False):
-            raise TruncatedOutputError(
-                f"the local model's JSON reply was cut off at the token limit (max_tokens={args.get('max_tokens')}): "
-                "raise MARK_MAX_TOKENS or shorten the prompt",
-                result,
-            )
+            raise TruncatedOutputError(_truncated_message(args.get("max_tokens")), result)
         return result
 
     async def create_stream(
@@ -189,6 +189,83 @@ class LocalChatClient(ChatCompletionClient):
     def model_info(self) -> ModelInfo:
         """What this model supports (see :data:`LOCAL_MODEL_INFO`)."""
         return LOCAL_MODEL_INFO
+
+
+class _JsonGuard(BaseOpenAIChatCompletionClient):
+    """Mixin for the OpenAI clients: cut-off JSON raises, and schemas can use llama.cpp's dialect."""
+
+    _schema_mode: SchemaMode = SchemaMode.JSON_SCHEMA
+    _max_tokens: int | None = None
+
+    async def create(
+        self,
+        messages: Sequence[LLMMessage],
+        *,
+        tools: Sequence[Tool | ToolSchema] = [],
+        tool_choice: Tool | Literal["auto", "required", "none"] = "auto",
+        json_output: bool | type[BaseModel] | None = None,
+        extra_create_args: Mapping[str, Any] = {},
+        cancellation_token: CancellationToken | None = None,
+    ) -> CreateResult:
+        """As the parent; a JSON reply cut at the token limit raises :class:`TruncatedOutputError`.
+
+        With ``SchemaMode.JSON_OBJECT`` a pydantic ``json_output`` is sent as
+        ``{"type": "json_object", "schema": ...}`` (what ``llama_cpp.server`` understands) instead of
+        OpenAI's ``json_schema`` structured outputs; the reply text is the JSON either way.
+        """
+        extra = dict(extra_create_args)
+        limit = extra.get("max_tokens", self._max_tokens)
+        wanted_json = json_output not in (None, False)
+        if self._schema_mode is SchemaMode.JSON_OBJECT and isinstance(json_output, type):
+            extra["response_format"] = {"type": "json_object", "schema": json_output.model_json_schema()}
+            json_output = None
+        try:
+            result = await super().create(
+                messages,
+                tools=tools,
+                tool_choice=tool_choice,
+                json_output=json_output,
+                extra_create_args=extra,
+                cancellation_token=cancellation_token,
+            )
+        except openai.LengthFinishReasonError as exc:  # raised by the structured-outputs (parse) path
+            choices, usage = exc.completion.choices, exc.completion.usage
+            partial = CreateResult(
+                finish_reason="length",
+                content=(choices[0].message.content if choices else None) or "",
+                usage=RequestUsage(
+                    prompt_tokens=usage.prompt_tokens if usage else 0,
+                    completion_tokens=usage.completion_tokens if usage else 0,
+                ),
+                cached=False,
+            )
+            raise TruncatedOutputError(_truncated_message(limit), partial) from exc
+        if wanted_json and result.finish_reason == "length":
+            raise TruncatedOutputError(_truncated_message(limit), result)
+        return result
+
+
+def _truncated_message(limit: object) -> str:
+    return f"the model's JSON reply was cut off at max_tokens={limit}: raise MARK_MAX_TOKENS or shorten the prompt"
+
+
+class OpenAICompatibleClient(_JsonGuard, OpenAIChatCompletionClient):
+    """``OpenAIChatCompletionClient`` that never returns cut-off JSON and can speak llama.cpp's schema dialect."""
+
+    def __init__(self, config: OpenAIClientConfiguration, schema_mode: SchemaMode) -> None:
+        """Build the AutoGen client from ``config``; ``schema_mode`` picks how schemas are sent."""
+        super().__init__(**config)
+        self._schema_mode = schema_mode
+        self._max_tokens = config.get("max_tokens")
+
+
+class AzureChatClient(_JsonGuard, AzureOpenAIChatCompletionClient):
+    """``AzureOpenAIChatCompletionClient`` that raises :class:`TruncatedOutputError` on cut-off JSON."""
+
+    def __init__(self, config: AzureOpenAIClientConfiguration) -> None:
+        """Build the AutoGen client from ``config``."""
+        super().__init__(**config)
+        self._max_tokens = config.get("max_tokens")
 
 
 def _shared_llama(path: Path, cfg: ModelConfig) -> _SharedLlama:
@@ -240,7 +317,7 @@ def build_client(settings: Settings) -> ChatCompletionClient:
     raise ConfigError(f"unknown model provider {cfg.provider!r}: use one of {', '.join(p.value for p in Provider)}")
 
 
-def _openai_client(cfg: ModelConfig) -> OpenAIChatCompletionClient:
+def _openai_client(cfg: ModelConfig) -> OpenAICompatibleClient:
     if cfg.base_url is None and not cfg.api_key:
         raise ConfigError("provider openai needs MARK_API_KEY, or MARK_BASE_URL for a local OpenAI-compatible server")
     config = OpenAIClientConfiguration(
@@ -253,13 +330,13 @@ def _openai_client(cfg: ModelConfig) -> OpenAIChatCompletionClient:
     if cfg.base_url is not None:
         config["base_url"] = cfg.base_url
     try:
-        return OpenAIChatCompletionClient(**config)
+        return OpenAICompatibleClient(config, cfg.schema_mode)
     except ValueError:  # "model_info is required when model name is not a valid OpenAI model"
         config["model_info"] = GENERIC_MODEL_INFO
-        return OpenAIChatCompletionClient(**config)
+        return OpenAICompatibleClient(config, cfg.schema_mode)
 
 
-def _azure_client(cfg: ModelConfig) -> AzureOpenAIChatCompletionClient:
+def _azure_client(cfg: ModelConfig) -> AzureChatClient:
     missing = [
         name
         for name, value in (
@@ -283,10 +360,10 @@ def _azure_client(cfg: ModelConfig) -> AzureOpenAIChatCompletionClient:
         timeout=cfg.timeout_s,
     )
     try:
-        return AzureOpenAIChatCompletionClient(**config)
+        return AzureChatClient(config)
     except ValueError:
         config["model_info"] = GENERIC_MODEL_INFO
-        return AzureOpenAIChatCompletionClient(**config)
+        return AzureChatClient(config)
 
 
 def _read_replies(path: Path | None) -> list[str]:
@@ -335,10 +412,10 @@ async def ping(client: ChatCompletionClient, *, endpoint: str | None = None, tim
     message = UserMessage(content="Reply with OK.", source="user")
     try:
         await asyncio.wait_for(client.create([message], extra_create_args={"max_tokens": 1}), timeout_s)
-    except (TimeoutError, openai.APITimeoutError):
+    except TimeoutError:
         raise ProviderError(f"cannot reach the model endpoint at {where}: no answer within {timeout_s:g} s") from None
     except openai.APIConnectionError as exc:
-        reason = exc.__cause__ or exc
+        reason = str(exc.__cause__ or "") or str(exc)
         raise ProviderError(f"cannot reach the model endpoint at {where}: {reason}") from exc
     except openai.APIStatusError as exc:
         raise ProviderError(f"the model endpoint at {where} answered HTTP {exc.status_code}: {exc.message}") from exc

@@ -5,7 +5,7 @@ from __future__ import annotations
 from enum import Enum
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, create_model, field_validator
 
 from memory.conflicts import Verdict
 
@@ -61,7 +61,8 @@ class FactCheckReply(BaseModel):
 
     model_config = ConfigDict(extra="ignore")
 
-    score: float
+    n: int = Field(default=1, ge=1)
+    score: float = Field(json_schema_extra={"enum": [0, 0.5, 1]})
     reason: str = Field(default="", max_length=400)
 
     @field_validator("score")
@@ -78,3 +79,12 @@ class KeyPoints(BaseModel):
     model_config = ConfigDict(extra="ignore")
 
     points: list[str] = Field(min_length=1, max_length=8)
+
+
+def fact_check_batch(count: int) -> type[BaseModel]:
+    """A reply model holding exactly ``count`` fact checks (one call checks a whole build)."""
+    return create_model(
+        f"FactChecks{count}",
+        __config__=ConfigDict(extra="ignore"),
+        checks=(list[FactCheckReply], Field(min_length=count, max_length=count)),
+    )

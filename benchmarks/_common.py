@@ -22,7 +22,7 @@ from typing import Any
 
 import numpy as np
 
-from memory.models import SHARED_USER, MemoryRecord, MemoryType, Source, Status
+from memory.models import SEARCHABLE, SHARED_USER, MemoryRecord, MemoryType, Source, Status
 
 ROOT = Path(__file__).resolve().parent.parent
 RESULTS_DIR = ROOT / "benchmarks" / "results"
@@ -363,16 +363,26 @@ class VectorPool:
         return texts, vectors
 
 
+def search_key(partition: str, memory_type: MemoryType, status: Status) -> str:
+    """A selective composite key (partition|type|searchable) for the search prototype's ``where``."""
+    return f"{partition}|{memory_type.value}|{int(status in SEARCHABLE)}"
+
+
 def make_record(
     text: str, memory_type: MemoryType, user_id: str, rng: np.random.Generator, status: Status | None = None
 ) -> MemoryRecord:
-    """A plausible stored memory: age up to a year, a few recalls, mostly active."""
+    """A plausible stored memory: age up to a year, a few recalls, mostly active.
+
+    It carries one user-metadata key, ``skey`` (stored as ``meta_skey``), used only by the search
+    prototype to try a selective composite ``where``; the engine ignores it.
+    """
     created = NOW - timedelta(days=float(rng.uniform(0, 365)))
     chosen = status or _STATUSES[int(rng.choice(len(_STATUSES), p=_STATUS_P))]
+    partition = SHARED_USER if memory_type is MemoryType.RESIDUAL else user_id
     return MemoryRecord(
         text=text,
         type=memory_type,
-        user_id=SHARED_USER if memory_type is MemoryType.RESIDUAL else user_id,
+        user_id=partition,
         source=Source.SME if memory_type is MemoryType.RESIDUAL else Source.USER,
         recall_count=int(rng.integers(0, 6)),
         veracity=float(rng.uniform(0.5, 0.95)),
@@ -380,6 +390,7 @@ def make_record(
         status=chosen,
         created_at=created,
         updated_at=created,
+        metadata={"skey": search_key(partition, memory_type, chosen)},
     )
 
 

@@ -6,18 +6,24 @@ Data: bulk-loaded with ``engine.store.put`` (no audit events); the stored vector
 MiniLM vectors of a pool of generated sentences, jittered per memory (see ``_common.VectorPool``). The
 query path is real: ``engine.search`` embeds each (unique, uncached) query with the ONNX MiniLM.
 
-Measured per query, interleaved so machine noise hits every row alike, on a random user each time:
-(a) full ``engine.search(query, user, k=1)``; (b) BASELINE: a bare Chroma top-20 ``collection.query`` on the
-domain collection with a precomputed vector and no ``where``; (b2) the same with the engine's status/type
-``where``; (c) the query embedding alone; (d) the per-user collection query as search issues it (with its
-``where``) and (d2) without; (e) a PROTOTYPE of the suggested fix (domain leg without ``where``, filtered in
-Python). Then an instrumented pass splits a full search into embedding, Chroma calls, decoding and the rest.
+Warm-up: one raw query on every user collection (the first query on a collection since the process
+started loads its index; timed as row (f)), then a few full searches. Then, per query, interleaved so
+machine noise hits every row alike, on a random user each time (steady state):
+(a) full ``engine.search(query, user, k=1)``;
+(b) BASELINE: a bare Chroma top-20 ``collection.query`` on the domain collection with a precomputed vector
+and no ``where``; (b2) the same with the engine's status/type ``where``; (c) the query embedding alone;
+(d) the per-user ``store.query`` as search issues it (with its status/type ``where``), (d2) without ``where``,
+(d3) with a selective composite-key ``where``; (e) a PROTOTYPE of the suggested fix (``ProposedStore``)
+run through the real ``memory.search.search``. (b2) and (d) are slow at 100k, so they run on every 4th
+query there. Then a where-clause anatomy on the per-user collections and an instrumented pass that
+splits a full search into embedding, Chroma calls, decoding and the rest.
 """
 
 from __future__ import annotations
 
 import argparse
 import gc
+import json
 import sys
 import time
 from collections.abc import Sequence
@@ -36,6 +42,7 @@ from _common import (
     print_table,
     rss_mb,
     say,
+    search_key,
     summarize,
     temp_home,
     timed,
@@ -46,13 +53,16 @@ import memory.store as store_module
 from memory.config import load_settings
 from memory.embedder import build_embedder
 from memory.engine import MemoryEngine
-from memory.models import SEARCHABLE, SHARED_USER, MemoryRecord, MemoryType
+from memory.models import SEARCHABLE, SHARED_USER, MemoryRecord, MemoryType, Status
 from memory.search import search
 
 TARGET_P95_MS = 25.0
 SIZES = {"10k": (100, 90, 1_000), "100k": (1_000, 90, 10_000)}
 STATUS_WHERE = {"status": {"$in": sorted(s.value for s in SEARCHABLE)}}
 INCLUDE = ["documents", "metadatas", "distances"]
+DECODE = "  (inside store.query: from_metadata decode)"
+GET_COLLECTION = "  (inside store.query: get_collection)"
+REST = "rest (MRS ranking, SearchHit models, glue)"
 
 
 def engine_where(memory_type: MemoryType) -> dict[str, Any]:
@@ -60,82 +70,133 @@ def engine_where(memory_type: MemoryType) -> dict[str, Any]:
     return {"$and": [STATUS_WHERE, {"type": memory_type.value}]}
 
 
-class PostFilterStore:
-    """PROTOTYPE of a suggested fix, NOT engine code: a store facade for ``memory.search.search``.
+class ProposedStore:
+    """PROTOTYPE of the suggested fix, NOT engine code: a store facade for ``memory.search.search``.
 
-    The domain leg asks Chroma for ``overfetch * n`` neighbours WITHOUT ``where`` and applies the
-    status/type filter in Python; if fewer than ``n`` survive it falls back to the filtered query, so the
-    result equals the engine's whenever the plain query returns enough searchable rows. Other ``where``
-    clauses (agent, governance filters) and the personal legs pass through unchanged.
+    It never sends Chroma a broad predicate (whose cost grows with the rows matching it in the WHOLE
+    Chroma database, see README):
+
+    * domain leg: ``n + slack`` neighbours WITHOUT ``where``, status/type filtered in Python; if fewer
+      than ``n`` survive it falls back to the engine's filtered query, so the result equals the
+      engine's whenever the plain query returns enough searchable rows;
+    * personal legs: one equality on a selective composite key ``meta_skey == "user|type|1"``
+      (partition, type, searchable), which matches at most that user's rows of that type.
+
+    Queries with other ``where`` clauses (agent, governance filters) pass through unchanged.
     """
 
-    def __init__(self, store: Any, overfetch: int = 2) -> None:
+    def __init__(self, store: Any, slack: int = 10) -> None:
         self.store = store
-        self.overfetch = overfetch
+        self.slack = slack
         self.fallbacks = 0
-        self._plain = engine_where(MemoryType.RESIDUAL)
+        self._plain = {engine_where_key(t): t for t in MemoryType}
 
     def query(
         self, partition: str, embedding: Sequence[float], n: int, where: dict[str, Any] | None = None
     ) -> list[tuple[MemoryRecord, float]]:
-        if partition != SHARED_USER or where != self._plain:
+        wanted = self._plain.get(engine_where_key_of(where))
+        if wanted is None:
             return self.store.query(partition, embedding, n, where)  # type: ignore[no-any-return]
-        pairs = self.store.query(partition, embedding, n * self.overfetch, None)
-        kept = [(r, s) for r, s in pairs if r.status in SEARCHABLE and r.type is MemoryType.RESIDUAL]
-        if len(kept) >= n or len(pairs) < n * self.overfetch:
+        if partition != SHARED_USER:
+            skey = {"meta_skey": search_key(partition, wanted, Status.ACTIVE)}
+            return self.store.query(partition, embedding, n, skey)  # type: ignore[no-any-return]
+        pairs = self.store.query(partition, embedding, n + self.slack, None)
+        kept = [(r, s) for r, s in pairs if r.status in SEARCHABLE and r.type is wanted]
+        if len(kept) >= n or len(pairs) < n + self.slack:
             return kept[:n]
         self.fallbacks += 1
         return self.store.query(partition, embedding, n, where)  # type: ignore[no-any-return]
 
 
-def prototype_search(proto: PostFilterStore, inner: Any, text: str, user_id: str) -> Any:
+def engine_where_key(memory_type: MemoryType) -> str:
+    return json.dumps(engine_where(memory_type), sort_keys=True)
+
+
+def engine_where_key_of(where: dict[str, Any] | None) -> str:
+    return json.dumps(where, sort_keys=True)
+
+
+def prototype_search(proto: ProposedStore, inner: Any, text: str, user_id: str) -> Any:
     """What engine.search would do with the prototype store: embed, then MSS over the facade."""
     return search(proto, inner.embed([text])[0], user_id=user_id, now=NOW)  # type: ignore[arg-type]
 
 
-def measure_size(label: str, engine: MemoryEngine, user_ids: list[str], maker: SentenceMaker, args: Any) -> dict:
+ROW_KEYS = ("a", "b", "b_ids", "b2", "c", "d", "d2", "d3", "e", "f")
+ANATOMY = {
+    "status $in only": STATUS_WHERE,
+    "type == only": {"type": MemoryType.USER_QUESTION.value},
+    "status AND type (engine)": engine_where(MemoryType.USER_QUESTION),
+    "user_id == (selective, no-op)": None,
+    "meta_skey == (selective composite)": None,
+}
+
+
+def measure_size(engine: MemoryEngine, user_ids: list[str], maker: SentenceMaker, args: Any, slow_every: int) -> dict:
     """The interleaved measurement loop for one loaded store."""
     rng = np.random.default_rng(7)
     store = engine.store
     inner = engine.embedder.inner  # type: ignore[attr-defined]  # the uncached OnnxMiniLM
     domain = store._collection(SHARED_USER, create=False)
-    proto = PostFilterStore(store)
+    proto = ProposedStore(store)
     types = list(MemoryType)
-    warm_users = list(rng.choice(user_ids, size=min(args.warmup, len(user_ids)), replace=False))
-    for user_id in warm_users:
-        text = maker.unique(types[int(rng.integers(3))])
-        engine.search(text, user_id, k=1, now=NOW)
-        store.query(user_id, inner.embed([text])[0], 20, engine_where(MemoryType.USER_QUESTION))
-        prototype_search(proto, inner, maker.unique(MemoryType.RESIDUAL), user_id)
-    seen = set(warm_users)
-    rows: dict[str, list[float]] = {k: [] for k in ("a", "a_cold", "a_warm", "b", "b_ids", "b2", "c", "d", "d2", "e")}
+    rows: dict[str, list[float]] = {k: [] for k in ROW_KEYS}
+    probe = np.asarray(inner.embed([maker.unique(MemoryType.USER_QUESTION)]), dtype=np.float32)
+    for user_id in user_ids:  # the first query on a collection since process start loads its index
+        collection = store._collection(user_id, create=False)
+        rows["f"].append(timed(collection.query, query_embeddings=probe, n_results=20, include=["distances"])[0])
+    for user_id in rng.choice(user_ids, size=min(args.warmup, len(user_ids)), replace=False):
+        engine.search(maker.unique(types[int(rng.integers(3))]), str(user_id), k=1, now=NOW)
+        prototype_search(proto, inner, maker.unique(MemoryType.RESIDUAL), str(user_id))
     hits_before = engine.embedder.hits  # type: ignore[attr-defined]
-    for _ in range(args.queries):
+    residual_where, personal = engine_where(MemoryType.RESIDUAL), engine_where(MemoryType.USER_QUESTION)
+    for i in range(args.queries):
         user_id = str(rng.choice(user_ids))
         text = maker.unique(types[int(rng.integers(3))])
-        seconds, _ = timed(engine.search, text, user_id, k=1, now=NOW)
-        rows["a"].append(seconds)
-        rows["a_warm" if user_id in seen else "a_cold"].append(seconds)
-        seen.add(user_id)
+        rows["a"].append(timed(engine.search, text, user_id, k=1, now=NOW)[0])
         seconds, vectors = timed(inner.embed, [text])
         rows["c"].append(seconds)
         vec = np.asarray(vectors, dtype=np.float32)
         rows["b"].append(timed(domain.query, query_embeddings=vec, n_results=20, include=INCLUDE)[0])
         rows["b_ids"].append(timed(domain.query, query_embeddings=vec, n_results=20, include=["distances"])[0])
-        where = engine_where(MemoryType.RESIDUAL)
-        rows["b2"].append(timed(domain.query, query_embeddings=vec, n_results=20, where=where, include=INCLUDE)[0])
-        personal = engine_where(MemoryType.USER_QUESTION)
-        rows["d"].append(timed(store.query, user_id, vectors[0], 20, personal)[0])
+        if i % slow_every == 0:  # the slow filtered queries on a subsample, to keep the run short
+            rows["b2"].append(
+                timed(domain.query, query_embeddings=vec, n_results=20, where=residual_where, include=INCLUDE)[0]
+            )
+            rows["d"].append(timed(store.query, user_id, vectors[0], 20, personal)[0])
         rows["d2"].append(timed(store.query, user_id, vectors[0], 20, None)[0])
+        skey = {"meta_skey": search_key(user_id, MemoryType.USER_QUESTION, Status.ACTIVE)}
+        rows["d3"].append(timed(store.query, user_id, vectors[0], 20, skey)[0])
         rows["e"].append(timed(prototype_search, proto, inner, maker.unique(MemoryType.USER_QUESTION), user_id)[0])
     cache_hits = engine.embedder.hits - hits_before  # type: ignore[attr-defined]
-    stats = {k: summarize(v) for k, v in rows.items()}
     return {
-        "stats": stats,
+        "stats": {k: summarize(v) for k, v in rows.items()},
         "query_embedding_cache_hits": cache_hits,
         "prototype_fallbacks": proto.fallbacks,
+        "where_anatomy": where_anatomy(store, inner, user_ids, maker, rng, args.anatomy_runs),
         "breakdown": breakdown(engine, user_ids, maker, rng, args.profile_runs),
     }
+
+
+def where_anatomy(
+    store: Any, inner: Any, user_ids: list[str], maker: SentenceMaker, rng: np.random.Generator, runs: int
+) -> dict[str, dict[str, float]]:
+    """Raw per-user collection top-20 (distances only) under different ``where`` clauses."""
+    samples: dict[str, list[float]] = {"no where": [], **{k: [] for k in ANATOMY}}
+    for _ in range(runs):
+        user_id = str(rng.choice(user_ids))
+        collection = store._collection(user_id, create=False)
+        vec = np.asarray(inner.embed([maker.unique(MemoryType.USER_QUESTION)]), dtype=np.float32)
+        collection.query(query_embeddings=vec, n_results=20, include=["distances"])  # untimed: warm
+        for name in samples:
+            where = ANATOMY.get(name)
+            if name.startswith("user_id"):
+                where = {"user_id": user_id}
+            elif name.startswith("meta_skey"):
+                where = {"meta_skey": search_key(user_id, MemoryType.USER_QUESTION, Status.ACTIVE)}
+            samples[name].append(
+                timed(collection.query, query_embeddings=vec, n_results=20, where=where, include=["distances"])[0]
+            )
+    return {k: summarize(v) for k, v in samples.items()}
 
 
 def breakdown(
@@ -147,8 +208,8 @@ def breakdown(
     timer.wrap(
         engine.store, "query", lambda p, *a, **k: "store.query domain" if p == SHARED_USER else "store.query user"
     )
-    timer.wrap(store_module, "from_metadata", "  of which from_metadata decode")
-    timer.wrap(engine.store._client, "get_collection", "  of which get_collection")
+    timer.wrap(store_module, "from_metadata", DECODE)
+    timer.wrap(engine.store._client, "get_collection", GET_COLLECTION)
     total = 0.0
     try:
         for _ in range(runs):
@@ -157,11 +218,11 @@ def breakdown(
             total += timed(engine.search, text, user_id, k=1, now=NOW)[0]
     finally:
         timer.restore()
-    parts = timer.per_call_ms(runs)
-    inside = sum(
-        timer.seconds[k] for k in ("query embedding", "store.query domain", "store.query user") if k in timer.seconds
-    )
-    parts["rest (MRS ranking, SearchHit models, glue)"] = {
+    raw = timer.per_call_ms(runs)
+    inside = sum(timer.seconds.get(k, 0.0) for k in ("query embedding", "store.query domain", "store.query user"))
+    order = ["query embedding", "store.query user", "store.query domain", DECODE, GET_COLLECTION]
+    parts = {k: raw.get(k, {"ms_per_run": 0.0, "calls_per_run": 0}) for k in order}
+    parts[REST] = {
         "ms_per_run": round((total - inside) * 1e3 / runs, 3),
         "calls_per_run": 0,
     }
@@ -171,15 +232,15 @@ def breakdown(
 
 LABELS = [
     ("a", "(a) engine.search full, k=1"),
-    ("a_cold", "    user's first search (cold)"),
-    ("a_warm", "    user searched before (warm)"),
     ("b", "(b) BASELINE bare domain top-20, no where"),
     ("b_ids", "    same, include distances only"),
     ("b2", "(b2) domain top-20 + engine where"),
     ("c", "(c) query embedding alone (ONNX)"),
     ("d", "(d) user store.query top-20 + where"),
     ("d2", "(d2) user store.query top-20, no where"),
-    ("e", "(e) PROTOTYPE search, domain post-filter"),
+    ("d3", "(d3) user store.query + selective meta_skey"),
+    ("e", "(e) PROTOTYPE full search (proposed fix)"),
+    ("f", "(f) 1st query on a user collection (cold)"),
 ]
 
 
@@ -206,6 +267,17 @@ def report(label: str, result: dict) -> None:
     say(f"  full/bare ratio (median): {ratio:.1f}x   p95: {stats['a']['p95_ms'] / base['p95_ms']:.1f}x")
     say(f"  query-embedding cache hits during the run: {result['query_embedding_cache_hits']} (expected 0)")
     say(f"  prototype fell back to the where query {result['prototype_fallbacks']} times")
+    floor = stats["c"]["median_ms"] + 3 * stats["b_ids"]["median_ms"] + result["breakdown"][REST]["ms_per_run"]
+    result["floor_estimate_ms"] = round(floor, 2)
+    say(
+        f"  floor estimate if Chroma returned only ids+distances (records from a cache): "
+        f"embed + 3 x ids-only query + rest = {floor:.1f} ms median (arithmetic, not measured)"
+    )
+    say(f"  where-clause anatomy, raw per-user top-20 (distances only), {label}:")
+    print_table(
+        ["where on a 90-row user collection", "n", "median ms", "p95 ms"],
+        [[k, v["n"], v["median_ms"], v["p95_ms"]] for k, v in result["where_anatomy"].items()],
+    )
     say(f"  breakdown of one engine.search ({label}, instrumented):")
     print_table(
         ["part", "ms per search", "calls per search"],
@@ -231,7 +303,7 @@ def run_size(label: str, pool: VectorPool, embedder: Any, maker: SentenceMaker, 
                 f"  load {load_s:.1f} s ({total / load_s:,.0f} memories/s); disk {footprint['disk_mb']} MiB; "
                 f"process RSS {footprint['rss_mb']} MiB (peak {footprint['peak_rss_mb']})"
             )
-            result = measure_size(label, engine, user_ids, maker, args)
+            result = measure_size(engine, user_ids, maker, args, slow_every=1 if total <= 20_000 else 4)
         finally:
             client = engine.store._client
             engine.close()
@@ -246,12 +318,13 @@ def run_size(label: str, pool: VectorPool, embedder: Any, maker: SentenceMaker, 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="10k only, fewer queries (smoke run)")
-    parser.add_argument("--queries", type=int, default=None, help="measured queries per size (default 240)")
+    parser.add_argument("--queries", type=int, default=None, help="measured queries per size (default 200)")
     parser.add_argument("--sizes", default=None, help="comma list of 10k,100k (default both)")
     args = parser.parse_args(argv)
-    args.queries = args.queries or (60 if args.quick else 240)
-    args.warmup = 10 if args.quick else 30
-    args.profile_runs = 20 if args.quick else 60
+    args.queries = args.queries or (60 if args.quick else 200)
+    args.warmup = 10 if args.quick else 20
+    args.profile_runs = 20 if args.quick else 30
+    args.anatomy_runs = 15 if args.quick else 30
     sizes = (args.sizes or ("10k" if args.quick else "10k,100k")).split(",")
     started = time.perf_counter()
     machine = machine_info()
@@ -282,6 +355,7 @@ def main(argv: list[str] | None = None) -> int:
         "machine": machine,
         "params": {
             "queries": args.queries,
+            "anatomy_runs": args.anatomy_runs,
             "warmup": args.warmup,
             "profile_runs": args.profile_runs,
             "quick": args.quick,

@@ -29,6 +29,18 @@ class Provider(str, Enum):
     REPLAY = "replay"
 
 
+class SchemaMode(str, Enum):
+    """How an OpenAI-compatible endpoint is asked for schema-constrained JSON.
+
+    ``json_schema``: OpenAI structured outputs (OpenAI, Azure, vLLM, Ollama). ``json_object``:
+    ``{"type": "json_object", "schema": ...}``, which ``llama_cpp.server`` needs (it rejects
+    ``json_schema``).
+    """
+
+    JSON_SCHEMA = "json_schema"
+    JSON_OBJECT = "json_object"
+
+
 class EmbedderKind(str, Enum):
     """Which embedder turns text into vectors."""
 
@@ -55,6 +67,7 @@ class ModelConfig(BaseModel):
     n_threads: int = Field(default=1, ge=1, le=64)
     timeout_s: float = Field(default=120.0, gt=0)
     replay_file: Path | None = None
+    schema_mode: SchemaMode = SchemaMode.JSON_SCHEMA
 
 
 class EmbedderConfig(BaseModel):
@@ -121,6 +134,7 @@ _ENV_MAP: dict[str, tuple[str, str]] = {
     "MARK_THREADS": ("model", "n_threads"),
     "MARK_TIMEOUT": ("model", "timeout_s"),
     "MARK_REPLAY_FILE": ("model", "replay_file"),
+    "MARK_SCHEMA_MODE": ("model", "schema_mode"),
     "MARK_EMBEDDER": ("embedder", "kind"),
     "MARK_EMBED_MODEL": ("embedder", "model"),
     "MARK_EMBED_BASE_URL": ("embedder", "base_url"),

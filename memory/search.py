@@ -1,5 +1,9 @@
 """Memory Search Service (MARK MSS): top-N candidates per type, re-ranked by MRS.
 
+Candidates under a relevance floor (``ScoringConfig.min_similarity``) are dropped before ranking:
+recall count and freshness may reorder relevant memories, but must never lift an unrelated one
+into the prompt (a frequently injected memory would otherwise snowball).
+
 Residual memories are domain knowledge: they are searched in the shared domain partition
 regardless of user and agent. Personal types are searched only in the asking user's partition,
 optionally narrowed by agent. Memories whose current veracity is under the task-risk threshold are
@@ -113,6 +117,7 @@ def search(
         pairs = store.query(partition, query_vector, scoring_cfg.top_n, _status_where(metadata_where(extra)))
         if personal:
             pairs = [(r, s) for r, s in pairs if r.user_id == user_id]
+        pairs = [(r, s) for r, s in pairs if s >= scoring_cfg.min_similarity]
         chosen = weights or scoring_cfg.weights_for(memory_type.value)
         ranked = _rank(pairs, now, chosen, scoring_cfg.epsilon, veracity_cfg)
         hits[memory_type] = [h for h in ranked if h.veracity_now >= tau][:k]

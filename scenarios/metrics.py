@@ -183,43 +183,64 @@ def describe(values: Sequence[float]) -> dict[str, Any]:
     """Count, mean, std, min, max, like pandas' ``describe``.
 
     ``std`` is the sample standard deviation (ddof=1), as pandas and the paper's Tables 4 and 6 use;
-    it is 0.0 for a single value. An empty sequence gives count 0 and None for everything else.
+    it is 0.0 for a single value. ``min`` and ``max`` keep the input's type (ints stay ints). An empty
+    sequence gives count 0 and None for everything else.
     """
-    data = [float(v) for v in values]
-    if not data:
+    if not values:
         return {"count": 0, "mean": None, "std": None, "min": None, "max": None}
+    data = [float(v) for v in values]
     std = statistics.stdev(data) if len(data) > 1 else 0.0
-    return {"count": len(data), "mean": statistics.fmean(data), "std": std, "min": min(data), "max": max(data)}
+    return {"count": len(data), "mean": statistics.fmean(data), "std": std, "min": min(values), "max": max(values)}
 
 
 # --- which option did a reply choose -------------------------------------------------------------
 
 _LETTER = r"(?P<open>[\[(])?\s*(?P<letter>[A-Za-z])\s*(?P<close>[\])])?(?![\w'])"
-_NOT_CHOSEN = r"(?!\s*(?:is|was|are)\s+(?:not|wrong|incorrect|false|unlikely|excluded))"
-_EXPLICIT = re.compile(
-    r"\b(?:answer|option|choice|choose|chose|select|selected|pick|picked|go\s+with|going\s+with)\b"
+_NOT_CHOSEN = r"(?!\s*[\])]?\s*(?:is|was|are|would\s+be)\s+(?:not|wrong|incorrect|false|unlikely|excluded))"
+_FILLER = (
     r"(?:[\s:=\-–—]+|\b(?:is|would|will|be|should|must|here|then|therefore|thus|clearly|definitely|"
     r"probably|likely|correct|right|best|final|the|option|choice|letter)\b)*"
-    + _LETTER
-    + _NOT_CHOSEN,
+)
+_STATED = re.compile(
+    r"\b(?:answer|choose|chose|select|selected|pick|picked|go\s+with|going\s+with)\b" + _FILLER + _LETTER + _NOT_CHOSEN,
     re.IGNORECASE,
 )
-_LEADING = re.compile(r"^\s*(?P<open>[\[(])?(?P<letter>[A-Za-z])\s*(?P<close>[\]).:]|$)")
-_PARENTHESISED = re.compile(r"[\[(]\s*(?P<letter>[A-Za-z])\s*[\])]")
+_MENTIONED = re.compile(r"\b(?:option|choice)\b" + _FILLER + _LETTER + _NOT_CHOSEN, re.IGNORECASE)
+_IS_CORRECT = re.compile(
+    r"(?<![\w'])(?P<open>[\[(])?(?P<letter>[A-Z])(?P<close>[\])])?\s+(?:is|would\s+be|seems)\s+"
+    r"(?:the\s+)?(?:correct|right|best)\b"
+)
+_LEADING = re.compile(r"^\s*(?P<letter>[A-Za-z])\s*(?P<close>[\]).:]|$)")
+_PARENTHESISED = re.compile(r"(?P<open>[\[(])\s*(?P<letter>[A-Za-z])\s*[\])]")
+_ALTERNATIVE = re.compile(r"\s*(?:or|and|/|,)\s*(?:option\s+)?" + _LETTER + _NOT_CHOSEN, re.IGNORECASE)
+_BEFORE_PUNCTUATION = ("", ".", ",", ";", ":", "!", "?")
 
 
-def _letters(text: str, pattern: re.Pattern[str], keys: Mapping[str, str]) -> set[str]:
-    """Option keys named by ``pattern``; a bare lower-case letter counts only before punctuation or the end."""
+def _named(match: re.Match[str], text: str, keys: Mapping[str, str]) -> str | None:
+    """The option key a letter match names; a bare lower-case letter counts only before punctuation."""
+    letter = match.group("letter")
+    if letter.upper() not in keys:
+        return None
+    groups = match.groupdict()
+    bracketed = bool(groups.get("open") or groups.get("close"))
+    if letter.islower() and not bracketed and text[match.end() : match.end() + 1] not in _BEFORE_PUNCTUATION:
+        return None  # "the answer is a drug ..." names no option
+    return keys[letter.upper()]
+
+
+def _letters(text: str, patterns: Sequence[re.Pattern[str]], keys: Mapping[str, str]) -> set[str]:
+    """Option keys named by any of ``patterns``, plus alternatives joined on ("A or B" names both)."""
     found: set[str] = set()
-    for match in pattern.finditer(text):
-        letter = match.group("letter")
-        if letter.upper() not in keys:
-            continue
-        bracketed = bool(match.groupdict().get("open") or match.groupdict().get("close"))
-        after = text[match.end() : match.end() + 1]
-        if letter.islower() and not bracketed and after not in ("", ".", ",", ";", ":", "!", "?"):
-            continue  # "the answer is a drug ..." names no option
-        found.add(keys[letter.upper()])
+    for pattern in patterns:
+        for match in pattern.finditer(text):
+            key = _named(match, text, keys)
+            if key is None:
+                continue
+            found.add(key)
+            alternative = _ALTERNATIVE.match(text, match.end())
+            alt_key = _named(alternative, text, keys) if alternative else None
+            if alt_key is not None:
+                found.add(alt_key)
     return found
 
 
@@ -234,20 +255,36 @@ def _by_option_text(text: str, options: Mapping[str, str]) -> set[str]:
     return {k for k, v in hits.items() if not any(v != w and v in w for w in hits.values())}
 
 
+_RULES: tuple[tuple[re.Pattern[str], ...], ...] = (
+    (_STATED,),
+    (_LEADING,),
+    (_MENTIONED, _IS_CORRECT),
+    (_PARENTHESISED,),
+)
+
+
 def answer_letter(text: str, options: Mapping[str, str]) -> str | None:
     """The option key a reply chose, or None when it names none or several.
 
-    Tried in order, the first rule that finds anything decides (several distinct keys -> None):
-    an explicit statement ("Answer: B", "the answer is b)", "I'd choose option (C)"), a leading letter
-    ("D) ...", "D. ...", "D: ...", or just "D"), a parenthesised letter "(C)", and finally the text of
-    exactly one option appearing in the reply. Keys are single letters, matched case-insensitively.
+    Rules are tried in order and the first that finds anything decides (several distinct keys -> None):
+
+    1. a stated answer: "Answer: B", "the answer is b)", "I'd choose option (C)", "I'll go with A";
+    2. a leading letter: "D) ...", "D. ...", "D: ...", or just "D";
+    3. an option mentioned as chosen: "the correct option is C", "B is correct";
+    4. a parenthesised letter anywhere: "(C)", "[C]";
+    5. the text of exactly one option appearing in the reply (a match inside a longer one is ignored).
+
+    Statements like "option A is wrong" or "the answer is not A" name nothing; "A or B" names both.
+    Keys are single letters, matched case-insensitively; a lower-case letter counts only when bracketed
+    or followed by punctuation or the end ("the answer is a drug" is not option A). Markdown ``*``,
+    ``_`` and backticks are ignored.
     """
     keys = {k.upper(): k for k in options if len(k) == 1 and k.isalpha()}
     clean = _MARKDOWN.sub("", text or "").strip()
     if not clean:
         return None
-    for pattern in (_EXPLICIT, _LEADING, _PARENTHESISED):
-        found = _letters(clean, pattern, keys)
+    for patterns in _RULES:
+        found = _letters(clean, patterns, keys)
         if found:
             return found.pop() if len(found) == 1 else None
     found = _by_option_text(clean, options)

@@ -14,6 +14,8 @@ from typing import Any, Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
+from memory.scoring import preset_weights
+
 _ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
 BUNDLED = Path(__file__).parent / "data"
 
@@ -131,6 +133,14 @@ class Scenario(BaseModel):
     sessions: list[Session] = Field(default_factory=list)
     stages: list[int] = Field(default_factory=lambda: [1, 2, 3, 4])
     max_correction_turns: int = Field(default=4, ge=1, le=10)
+    preset: str = "similarity_only"  # MRS weights while answering; the paper's experiments rank by similarity only
+    k: int = Field(default=1, ge=1, le=10)  # memories injected per type (MARK injects the top one)
+
+    @field_validator("preset")
+    @classmethod
+    def _preset(cls, value: str) -> str:
+        preset_weights(value)
+        return value
 
     @field_validator("stages")
     @classmethod
@@ -142,21 +152,10 @@ class Scenario(BaseModel):
 
     @model_validator(mode="after")
     def _references(self) -> Scenario:
-        users = {u.id for u in self.users}
-        records = {r.id: r for r in self.records}
-        if len(users) != len(self.users) or len(records) != len(self.records):
-            raise ValueError("user and record ids must be unique")
-        for record in self.records:
-            if record.correction and record.correction.user not in users:
-                raise ValueError(f"record {record.id}: correction user {record.correction.user!r} is not in users")
-        for session in self.sessions:
-            if session.user not in users:
-                raise ValueError(f"session {session.id}: user {session.user!r} is not in users")
-            for step in session.steps:
-                if step.ask is not None and step.ask not in records:
-                    raise ValueError(f"session {session.id}: unknown record {step.ask!r}")
-                if step.ask and step.paraphrase is not None and step.paraphrase >= len(records[step.ask].paraphrases):
-                    raise ValueError(f"session {session.id}: record {step.ask} has no paraphrase {step.paraphrase}")
+        problems = reference_errors(self)
+        if problems:
+            loc, message = problems[0]
+            raise ValueError(f"@{'.'.join(str(p) for p in loc)}@ {message}")
         return self
 
     def user(self, user_id: str) -> User:
@@ -166,6 +165,38 @@ class Scenario(BaseModel):
     def record(self, record_id: str) -> Record:
         """A record by id."""
         return next(r for r in self.records if r.id == record_id)
+
+
+def reference_errors(scenario: Scenario) -> list[tuple[tuple[str | int, ...], str]]:
+    """Cross-references that do not resolve, each with the location of the offending field."""
+    users = {u.id for u in scenario.users}
+    records = {r.id: r for r in scenario.records}
+    problems: list[tuple[tuple[str | int, ...], str]] = []
+    if len(users) != len(scenario.users):
+        problems.append((("users",), "user ids must be unique"))
+    if len(records) != len(scenario.records):
+        problems.append((("records",), "record ids must be unique"))
+    for i, record in enumerate(scenario.records):
+        if record.correction and record.correction.user not in users:
+            problems.append(
+                (
+                    ("records", i, "correction", "user"),
+                    f"record {record.id}: user {record.correction.user!r} is not in users",
+                )
+            )
+    for i, session in enumerate(scenario.sessions):
+        if session.user not in users:
+            problems.append((("sessions", i, "user"), f"session {session.id}: user {session.user!r} is not in users"))
+        for j, step in enumerate(session.steps):
+            where: tuple[str | int, ...] = ("sessions", i, "steps", j, "ask")
+            if step.ask is not None and step.ask not in records:
+                problems.append((where, f"session {session.id}: unknown record {step.ask!r}"))
+            elif step.ask and step.paraphrase is not None and step.paraphrase >= len(records[step.ask].paraphrases):
+                problems.append((where, f"session {session.id}: record {step.ask} has no paraphrase {step.paraphrase}"))
+    return problems
+
+
+_WHERE = re.compile(r"^(?:Value error, )?@([^@]*)@ (.*)$", re.S)
 
 
 class _LineLoader(yaml.SafeLoader):
@@ -228,11 +259,16 @@ def load_scenario(path: Path) -> Scenario:
         return Scenario.model_validate(_strip(data))
     except ValidationError as exc:
         first = exc.errors()[0]
-        loc = tuple(p for p in first["loc"] if isinstance(p, (int, str)))
+        loc: tuple[int | str, ...] = tuple(p for p in first["loc"] if isinstance(p, (int, str)))
+        message = first["msg"]
+        located = _WHERE.match(message)
+        if located:
+            loc = tuple(int(p) if p.isdigit() else p for p in located.group(1).split(".") if p)
+            message = located.group(2)
         line = _line_of(data, loc)
         field = ".".join(str(p) for p in loc) or "scenario"
         at = f":{line}" if line else ""
-        raise ScenarioError(f"{path}{at}: {field}: {first['msg']}") from exc
+        raise ScenarioError(f"{path}{at}: {field}: {message}") from exc
 
 
 def bundled() -> dict[str, Path]:

@@ -13,9 +13,12 @@ import pytest
 
 from memory.config import Settings, load_settings
 from memory.embedder import HashingEmbedder
-from memory.engine import MemoryEngine
+from memory.engine import EngineConfig, MemoryEngine
+from memory.scoring import ScoringConfig
 
 NOW = datetime(2026, 11, 1, 12, 0, tzinfo=UTC)
+# bag-of-words hashing scores lower than MiniLM: its relevance floor is lower too
+HASHING_CONFIG = EngineConfig(scoring=ScoringConfig(min_similarity=0.1))
 _real_connect = socket.socket.connect
 _real_connect_ex = socket.socket.connect_ex
 
@@ -60,7 +63,7 @@ def settings(tmp_path: Path) -> Settings:
 @pytest.fixture
 def engine(settings: Settings) -> Iterator[MemoryEngine]:
     """A real engine on an embedded Chroma store in a temporary folder."""
-    eng = MemoryEngine.open(settings, embedder=HashingEmbedder())
+    eng = MemoryEngine.open(settings, embedder=HashingEmbedder(), config=HASHING_CONFIG)
     try:
         yield eng
     finally:

@@ -25,7 +25,7 @@ def _fill(engine: MemoryEngine) -> dict[str, str]:
         now=NOW,
     ).record.id
     ids["alice"] = engine.add(
-        "Alice wants tropicamide answers as decimals", MemoryType.USER_QUESTION, "alice", now=NOW
+        "Alice wants the concentration of tropicamide as decimals", MemoryType.USER_QUESTION, "alice", now=NOW
     ).record.id
     ids["bob"] = engine.add(
         "Bob secret: bob tropicamide allergy noted", MemoryType.USER_QUESTION, "bob", now=NOW
@@ -40,7 +40,7 @@ async def test_memories_are_injected_delimited_and_counted(engine: MemoryEngine)
     bot = build_chatbot(client, memory)
     result = await bot.run(task="What is the concentration of tropicamide? a) 0.01 b) 0.02")
     prompt = _prompt_text(client)
-    assert "0.005-0.01 as decimal" in prompt and "Alice wants tropicamide answers as decimals" in prompt
+    assert "0.005-0.01 as decimal" in prompt and "Alice wants the concentration of tropicamide as decimals" in prompt
     assert "Bob secret" not in prompt  # another user's personal memory never reaches the prompt
     assert "<refined_memories>" in prompt and "quoted data" in prompt
     assert len(memory.injected) == 1 and set(memory.injected[0]) == {ids["residual"], ids["alice"]}

@@ -26,8 +26,10 @@ def _memories(*texts: str) -> str:
     return json.dumps({"memories": [{"text": t, "category": "fact"} for t in texts]})
 
 
-def _check(score: float) -> str:
-    return json.dumps({"score": score, "reason": "stated by the expert"})
+def _checks(*scores: float) -> str:
+    return json.dumps(
+        {"checks": [{"n": n, "score": s, "reason": "stated by the expert"} for n, s in enumerate(scores, 1)]}
+    )
 
 
 async def test_tropicamide_build_commits_each_type_and_fact_checks(engine: MemoryEngine) -> None:
@@ -38,10 +40,7 @@ async def test_tropicamide_build_commits_each_type_and_fact_checks(engine: Memor
             "For tropicamide concentration the accepted answer is a) 0.01.",
             "Percent strengths must be converted to decimals before matching options.",
         ),
-        _check(1.0),
-        _check(0.5),
-        _check(1.0),
-        _check(1.0),
+        _checks(1.0, 0.5, 1.0, 1.0),
     ]
     client = ReplayChatCompletionClient(replies)
     state = BuildState(TROPICAMIDE, "sme-1", source=Source.SME, domain="medicine")
@@ -60,13 +59,15 @@ async def test_tropicamide_build_commits_each_type_and_fact_checks(engine: Memor
         "user_question": {"committed": 1},
         "llm_response": {"committed": 2},
     }
-    assert len(client.create_calls) == 7  # 3 extractions + 4 fact checks, no conflicts flagged
+    assert len(client.create_calls) == 4  # 3 extractions + 1 batched fact check, no conflicts flagged
     prompts = [str(call["messages"][0].content) for call in client.create_calls]
     assert "residual" in prompts[0].lower() and "<conversation>" in prompts[0] and "0.005-0.01" in prompts[0]
     shared = engine.search("tropicamide concentration", "someone-else", now=NOW, k=3)
     assert [h.record.type for h in shared.all_hits()] == [MemoryType.RESIDUAL]
     report = state.report()
-    assert report["usage"]["total"]["calls"] == 7 and report["extracted"]["llm_response"] == 2
+    assert report["usage"]["total"]["calls"] == 4 and report["extracted"]["llm_response"] == 2
+    assert "2. The user converts percentages" in prompts[3]  # every memory numbered in one check
+    assert [o.action for o in state.outcomes] == ["committed"] * 4
 
 
 async def test_malformed_reply_is_retried_then_rejected_without_storing(engine: MemoryEngine) -> None:

@@ -97,7 +97,7 @@ def test_contradiction_supersedes_and_keeps_old_for_audit(settings) -> None:  # 
         stale = engine.get(old.id)
         assert stale.status is Status.SUPERSEDED and stale.superseded_by == result.record.id
         assert stale.confidence == 0.0 and result.record.version == old.version + 1
-        texts = [h.record.text for h in engine.search("where does Alice live", "alice", now=NOW, k=5).all_hits()]
+        texts = [h.record.text for h in engine.search("Alice lives in", "alice", now=NOW, k=5).all_hits()]
         assert texts == [new_text]
         assert [e.kind for e in engine.history(old.id)] == [EventKind.CREATE, EventKind.SUPERSEDE]
     finally:

@@ -54,3 +54,23 @@ def test_user_collections_do_not_spell_out_user_ids(settings: Settings) -> None:
         assert store.collection_name(SHARED_USER) == "mark-domain"
     finally:
         store.close()
+
+
+def test_relevance_floor_keeps_unrelated_memories_out(settings: Settings) -> None:
+    from memory.engine import MemoryEngine
+    from memory.models import Source
+
+    engine = MemoryEngine.open(settings, embedder=OnnxMiniLM())
+    try:
+        engine.add("The standard error of a proportion is sqrt(p(1-p)/n).", MemoryType.RESIDUAL, "sme",
+                   source=Source.SME, now=T0)
+        engine.add("Tropicamide eye drops are used at 0.5% to 1%.", MemoryType.RESIDUAL, "sme", source=Source.SME,
+                   now=T0)
+        for _ in range(30):  # a memory recalled very often must still not be lifted into unrelated prompts
+            engine.mark_injected([engine.list(types=[MemoryType.RESIDUAL])[0].id], now=T0)
+        hits = engine.search("Which nerve supplies the lateral rectus muscle?", "bob", now=T0, k=3).all_hits()
+        assert hits == []
+        top = engine.search("strength of tropicamide drops", "bob", now=T0).top()
+        assert [h.record.text for h in top] == ["Tropicamide eye drops are used at 0.5% to 1%."]
+    finally:
+        engine.close()

@@ -1,0 +1,124 @@
+"""``mark chat``: an interactive session with memory; on exit the session is built into memory.
+
+Commands: ``/correct TEXT`` (act as the SME: correct the last answer), ``/feedback good|bad`` (on
+the memories injected into the last answer), ``/remember TEXT``, ``/forget ID|all``, ``/memories``,
+``/help``, ``/quit``.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Callable
+from typing import Any
+
+from autogen_core.models import ChatCompletionClient
+
+from agents.building import BuildState, ReviewPolicy, Turn
+from agents.chatbot import MarkMemory, build_chatbot
+from agents.mbs import build_memories, remember_with_judge
+from memory.engine import MemoryEngine, UnknownMemoryError
+from memory.models import Source
+
+HELP = (
+    "/correct TEXT  correct the last answer as the expert | /feedback good|bad  rate the memories just used\n"
+    "/remember TEXT  keep a fact or preference | /forget ID|all  erase your memories\n"
+    "/memories  what I can use for you | /quit  end (the session is then built into memory)"
+)
+
+
+class ChatSession:
+    """One interactive session of one user."""
+
+    def __init__(
+        self,
+        engine: MemoryEngine,
+        client: ChatCompletionClient,
+        user_id: str,
+        *,
+        session_id: str | None = None,
+        domain: str = "medicine",
+        sme: bool = False,
+    ) -> None:
+        """Start a session; ``sme`` marks the person as a trusted expert."""
+        self.engine, self.client, self.user_id, self.domain = engine, client, user_id, domain
+        self.session_id = session_id or uuid.uuid4().hex[:8]
+        self.source = Source.SME if sme else Source.USER
+        self.memory = MarkMemory(engine, user_id)
+        self.bot = build_chatbot(client, self.memory, domain)
+        self.turns: list[Turn] = []
+
+    async def say(self, text: str, role: str = "user") -> str:
+        """Send a message (or a correction) and return the chatbot's reply."""
+        self.turns.append(Turn(role=role, content=text))
+        prefix = "Correction from the expert: " if role == "sme" else ""
+        result = await self.bot.run(task=prefix + text)
+        reply = result.messages[-1].to_text() if result.messages else ""
+        self.turns.append(Turn(role="assistant", content=reply))
+        return reply
+
+    async def command(self, line: str) -> str:
+        """Run one slash command and return what to print."""
+        name, _, arg = line[1:].partition(" ")
+        arg = arg.strip()
+        if name == "correct" and arg:
+            return await self.say(arg, role="sme")
+        if name == "feedback" and arg in {"good", "bad"}:
+            used = self.memory.injected[-1] if self.memory.injected else []
+            for memory_id in used:
+                self.engine.feedback(memory_id, arg == "good", actor=f"user:{self.user_id}")
+            return f"feedback recorded on {len(used)} memor{'y' if len(used) == 1 else 'ies'}"
+        if name == "remember" and arg:
+            result = await remember_with_judge(self.engine, self.client, arg, self.user_id)
+            return f"{result.action}: {result.record.text}"
+        if name == "forget" and arg:
+            return self._forget(arg)
+        if name == "memories":
+            records = self.engine.list(self.user_id)
+            return "\n".join(f"{r.id[:12]} [{r.type.value}/{r.status.value}] {r.text}" for r in records) or "none"
+        return HELP
+
+    def _forget(self, arg: str) -> str:
+        if arg == "all":
+            return f"forgot {self.engine.forget_user(self.user_id)} personal memories"
+        matches = [r for r in self.engine.list(self.user_id) if r.id.startswith(arg) and r.user_id == self.user_id]
+        if len(matches) != 1:
+            raise UnknownMemoryError(arg)
+        self.engine.forget(matches[0].id, self.user_id)
+        return f"forgot {matches[0].id}"
+
+    async def finish(self) -> dict[str, Any] | None:
+        """Build the session into memory (nothing to build when nothing was said)."""
+        if not any(t.role == "assistant" for t in self.turns):
+            return None
+        state = BuildState(
+            self.turns,
+            self.user_id,
+            source=self.source,
+            policy=ReviewPolicy.AUTO,
+            domain=self.domain,
+            conversation_id=f"chat:{self.user_id}:{self.session_id}",
+        )
+        await build_memories(self.engine, self.client, state)
+        return state.report()
+
+    async def loop(self, input_fn: Callable[[str], str], print_fn: Callable[[str], Any]) -> dict[str, Any] | None:
+        """Read lines until /quit or end of input, then build the session into memory."""
+        print_fn(f"mark chat: user {self.user_id}, session {self.session_id}. /help for commands.")
+        while True:
+            try:
+                line = input_fn("you> ").strip()
+            except EOFError:
+                break
+            if not line:
+                continue
+            if line in {"/quit", "/exit"}:
+                break
+            try:
+                print_fn(await self.command(line) if line.startswith("/") else await self.say(line))
+            except (UnknownMemoryError, ValueError) as exc:
+                print_fn(f"error: {exc}")
+        report = await self.finish()
+        if report:
+            counts = {t: sum(n.values()) for t, n in report["counts"].items()}
+            print_fn(f"session built into memory: {counts}")
+        return report

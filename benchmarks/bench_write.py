@@ -1,0 +1,326 @@
+"""Write throughput of the MARK engine: single ``engine.add`` latency and a batched write path.
+
+Run:  nice -n 10 .venv/bin/python benchmarks/bench_write.py [--quick] [--writes N] [--batch B] [--batches K]
+
+Store: 100 users x 90 personal + 1,000 residual memories bulk-loaded with ``engine.store.put`` (SYNTHETIC
+vectors: ONNX MiniLM vectors of generated sentences, jittered; no audit events). Every measured write
+has a unique text embedded by the real ONNX MiniLM (the engine's cached embedder, always a cache miss).
+
+(a) single writes: ``engine.add(text, type, user, source=SME)`` over a third each of residual,
+    user_question and llm_response on random users (embed + conflict-candidate query + judge + write
+    + audit event), median / p95, then an instrumented pass that splits one add into its parts.
+(b) batched path (the engine has no batched add): per batch of B memories on random users,
+    1. one batched embed (``engine.embedder.embed(texts)``),
+    2. per item the engine's candidate lookup (``store.query(partition, v, 20, status where)`` + the
+       same type/user filter, ``flag_candidates``, ``judge_candidates`` with the engine's judge) and the
+       engine's initial veracity / status,
+    3. ``engine.import_records(batch)``: an existence check per record, IMPORT audit events appended in
+       one transaction, one upsert per partition (the store re-embeds through the cache), commit.
+    Reported in memories/s, with per-stage seconds. (b-proto) the same with a PROTOTYPE candidate lookup:
+    one Chroma query per partition for all of that partition's new vectors, no ``where``, status/type/user
+    filtered in Python. (b-base) BASELINE: raw ``engine.store.put`` of the same batch (fresh ids, the same
+    vectors): ``collection.upsert`` per partition.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from typing import Any
+
+import numpy as np
+from _common import (
+    NOW,
+    CallTimer,
+    SentenceMaker,
+    VectorPool,
+    build_dataset,
+    bulk_load,
+    dir_mb,
+    machine_info,
+    print_table,
+    rss_mb,
+    say,
+    summarize,
+    temp_home,
+    timed,
+    write_results,
+)
+
+from memory import conflicts, trust
+from memory.config import load_settings
+from memory.engine import MemoryEngine
+from memory.models import SEARCHABLE, MemoryRecord, MemoryType, Source
+from memory.store import from_metadata, partition_for
+
+TARGET_PER_S = 200.0
+STATUS_WHERE = {"status": {"$in": sorted(s.value for s in SEARCHABLE)}}
+TYPES = (MemoryType.RESIDUAL, MemoryType.USER_QUESTION, MemoryType.LLM_RESPONSE)
+
+
+def single_writes(engine: MemoryEngine, user_ids: list[str], maker: SentenceMaker, args: Any) -> dict:
+    """(a) ``engine.add`` latency, overall and per type, then an instrumented split of one add."""
+    rng = np.random.default_rng(21)
+    for i in range(args.warmup):
+        engine.add(maker.unique(TYPES[i % 3]), TYPES[i % 3], str(rng.choice(user_ids)), source=Source.SME, now=NOW)
+    samples: dict[str, list[float]] = {"all": [], **{t.value: [] for t in TYPES}}
+    actions: dict[str, int] = {}
+    for i in range(args.writes):
+        memory_type = TYPES[i % 3]
+        text, user_id = maker.unique(memory_type), str(rng.choice(user_ids))
+        seconds, result = timed(engine.add, text, memory_type, user_id, source=Source.SME, now=NOW)
+        samples["all"].append(seconds)
+        samples[memory_type.value].append(seconds)
+        actions[result.action] = actions.get(result.action, 0) + 1
+    timer = CallTimer()
+    timer.wrap(engine.embedder, "embed", "embed (1st: ONNX; 2nd in store.put: cache hit)")
+    timer.wrap(engine.store, "query", "conflict-candidate store.query (status where)")
+    timer.wrap(engine.audit, "append_many", "audit append (uncommitted)")
+    timer.wrap(engine.store, "put", "store.put (to_metadata + upsert)")
+    timer.wrap(engine.store, "update_metadata", "store.update_metadata")
+    timer.wrap(engine.audit, "commit", "audit commit")
+    total = 0.0
+    try:
+        for i in range(args.profile_runs):
+            memory_type = TYPES[i % 3]
+            text, user_id = maker.unique(memory_type), str(rng.choice(user_ids))
+            total += timed(engine.add, text, memory_type, user_id, source=Source.SME, now=NOW)[0]
+    finally:
+        timer.restore()
+    parts = timer.per_call_ms(args.profile_runs)
+    inside = sum(timer.seconds.values())  # the cache-hit re-embed inside store.put counts twice: microseconds
+    parts["rest (records, veracity, judge, pydantic)"] = {
+        "ms_per_run": round((total - inside) * 1e3 / args.profile_runs, 3),
+        "calls_per_run": 0,
+    }
+    parts["TOTAL engine.add"] = {"ms_per_run": round(total * 1e3 / args.profile_runs, 3), "calls_per_run": 1}
+    return {"stats": {k: summarize(v) for k, v in samples.items()}, "actions": actions, "breakdown": parts}
+
+
+def new_batch(
+    maker: SentenceMaker, user_ids: list[str], size: int, rng: np.random.Generator
+) -> list[tuple[str, MemoryType, str]]:
+    """``size`` (text, type, user) items, a third of each type, on random users."""
+    out = []
+    for i in range(size):
+        memory_type = TYPES[i % 3]
+        out.append((maker.unique(memory_type), memory_type, str(rng.choice(user_ids))))
+    return out
+
+
+def fresh_record(engine: MemoryEngine, text: str, memory_type: MemoryType, user_id: str) -> MemoryRecord:
+    """The record ``engine.add`` would build before its conflict checks."""
+    return MemoryRecord(
+        text=text,
+        type=memory_type,
+        user_id=user_id,
+        source=Source.SME,
+        created_at=NOW,
+        updated_at=NOW,
+        trust=trust.trust_init(engine.config.trust),
+        veracity_at=NOW,
+    )
+
+
+def candidates_engine(engine: MemoryEngine, record: MemoryRecord, vector: list[float]) -> list[Any]:
+    """The engine's lookup for one item: filtered store.query, type/user filter."""
+    partition = partition_for(record.type, record.user_id)
+    neighbours = engine.store.query(partition, vector, 20, STATUS_WHERE)
+    return [(r, s) for r, s in neighbours if r.type is record.type and (r.shared or r.user_id == record.user_id)]
+
+
+def candidates_grouped(
+    engine: MemoryEngine, records: list[MemoryRecord], vectors: list[list[float]], slack: int = 10
+) -> list[list[Any]]:
+    """PROTOTYPE: one Chroma query per partition for all its new vectors, no ``where``, filtered in Python.
+
+    Exact whenever at least 20 of the ``20 + slack`` neighbours survive the filter (else it falls back
+    to the engine's per-item query).
+    """
+    by_partition: dict[str, list[int]] = {}
+    for i, record in enumerate(records):
+        by_partition.setdefault(partition_for(record.type, record.user_id), []).append(i)
+    out: list[list[Any]] = [[] for _ in records]
+    for partition, indexes in by_partition.items():
+        collection = engine.store._collection(partition, create=False)
+        if collection is None:
+            continue
+        got = collection.query(
+            query_embeddings=np.asarray([vectors[i] for i in indexes], dtype=np.float32),
+            n_results=20 + slack,
+            include=["documents", "metadatas", "distances"],
+        )
+        for row, i in enumerate(indexes):
+            record = records[i]
+            ids, docs = got["ids"][row], (got["documents"] or [])[row]
+            metas, dists = (got["metadatas"] or [])[row], (got["distances"] or [])[row]
+            pairs = [
+                (from_metadata(a, b, dict(c)), 1.0 - float(d))
+                for a, b, c, d in zip(ids, docs, metas, dists, strict=True)
+            ]
+            kept = [(r, s) for r, s in pairs if r.status in SEARCHABLE][:20]
+            if len(kept) < 20 and len(pairs) == 20 + slack:
+                out[i] = candidates_engine(engine, record, vectors[i])
+                continue
+            out[i] = [(r, s) for r, s in kept if r.type is record.type and (r.shared or r.user_id == record.user_id)]
+    return out
+
+
+def batched_path(engine: MemoryEngine, items: list[tuple[str, MemoryType, str]], grouped: bool) -> dict[str, float]:
+    """(b) / (b-proto): embed, candidates + judge + initial scores, import_records. Seconds per stage."""
+    stages: dict[str, float] = {}
+    start = time.perf_counter()
+    vectors = engine.embedder.embed([text for text, _, _ in items])
+    stages["embed (batched ONNX)"] = time.perf_counter() - start
+    start = time.perf_counter()
+    records = [fresh_record(engine, text, memory_type, user_id) for text, memory_type, user_id in items]
+    if grouped:
+        neighbour_lists = candidates_grouped(engine, records, vectors)
+    else:
+        neighbour_lists = [candidates_engine(engine, r, v) for r, v in zip(records, vectors, strict=True)]
+    for record, neighbours in zip(records, neighbour_lists, strict=True):
+        record.veracity = engine._initial_veracity(record, neighbours)
+        record.status = engine._initial_status(record, False)
+        flagged = conflicts.flag_candidates(neighbours, engine.config.conflicts)
+        conflicts.judge_candidates(engine.judge, record.text, flagged)
+    stages["candidates + judge + scores"] = time.perf_counter() - start
+    timer = CallTimer()
+    timer.wrap(engine.store, "get", "exists")
+    timer.wrap(engine.audit, "append_many", "audit")
+    timer.wrap(engine.audit, "commit", "audit")
+    timer.wrap(engine.store, "put", "upsert")
+    start = time.perf_counter()
+    try:
+        engine.import_records(records, now=NOW)
+    finally:
+        timer.restore()
+    write_s = time.perf_counter() - start
+    stages["import: existence checks (store.get)"] = timer.seconds.get("exists", 0.0)
+    stages["import: audit append + commit"] = timer.seconds.get("audit", 0.0)
+    stages["import: store.put (upsert, cached re-embed)"] = timer.seconds.get("upsert", 0.0)
+    stages["import: other"] = write_s - sum(timer.seconds.values())
+    stages["total"] = sum(v for k, v in stages.items() if k != "total")
+    return stages
+
+
+def baseline_put(engine: MemoryEngine, items: list[tuple[str, MemoryType, str]]) -> float:
+    """(b-base) raw store.put of the same texts and vectors under fresh ids; seconds."""
+    vectors = engine.embedder.embed([text for text, _, _ in items])  # cache hits: already embedded
+    records = [fresh_record(engine, text, memory_type, user_id) for text, memory_type, user_id in items]
+    return timed(engine.store.put, records, vectors)[0]
+
+
+def batched(engine: MemoryEngine, user_ids: list[str], maker: SentenceMaker, args: Any) -> dict:
+    """Alternate engine-path, prototype and baseline batches so noise hits all three alike."""
+    rng = np.random.default_rng(33)
+    runs: dict[str, list[dict[str, float]]] = {"engine": [], "proto": []}
+    base: list[float] = []
+    batched_path(engine, new_batch(maker, user_ids, 20, rng), grouped=False)  # warm-up
+    batched_path(engine, new_batch(maker, user_ids, 20, rng), grouped=True)
+    for _ in range(args.batches):
+        items = new_batch(maker, user_ids, args.batch, rng)
+        runs["engine"].append(batched_path(engine, items, grouped=False))
+        base.append(baseline_put(engine, items))
+        runs["proto"].append(batched_path(engine, new_batch(maker, user_ids, args.batch, rng), grouped=True))
+    out: dict[str, Any] = {}
+    for name, batches in runs.items():
+        totals = [b["total"] for b in batches]
+        out[name] = {
+            "per_s_median": round(args.batch / float(np.median(totals)), 1),
+            "per_s_min": round(args.batch / max(totals), 1),
+            "stage_s_per_batch_median": {k: round(float(np.median([b[k] for b in batches])), 4) for k in batches[0]},
+        }
+    out["baseline_put"] = {
+        "per_s_median": round(args.batch / float(np.median(base)), 1),
+        "per_s_min": round(args.batch / max(base), 1),
+        "s_per_batch_median": round(float(np.median(base)), 4),
+    }
+    return out
+
+
+def report(single: dict, batch: dict, args: Any) -> None:
+    say(f"\n(a) single engine.add, {args.writes} writes (+{args.warmup} warm-up), random users:")
+    rows = [[k, v["n"], v["median_ms"], v["p95_ms"], round(1000 / v["mean_ms"], 1)] for k, v in single["stats"].items()]
+    print_table(["type", "n", "median ms", "p95 ms", "serial /s"], rows)
+    say(f"  actions: {single['actions']}")
+    say(f"  breakdown of one engine.add (instrumented, {args.profile_runs} writes):")
+    print_table(
+        ["part", "ms per add", "calls per add"],
+        [[k, v["ms_per_run"], v["calls_per_run"]] for k, v in single["breakdown"].items()],
+    )
+    base = batch["baseline_put"]["per_s_median"]
+    say(f"\n(b) batched writes, {args.batches} batches of {args.batch} (mixed types, random users):")
+    rows = [
+        ["(b) engine-equivalent batched path", batch["engine"]["per_s_median"], batch["engine"]["per_s_min"]],
+        ["(b-proto) grouped candidate query, no where", batch["proto"]["per_s_median"], batch["proto"]["per_s_min"]],
+        ["(b-base) BASELINE raw store.put (upsert)", base, batch["baseline_put"]["per_s_min"]],
+    ]
+    print_table(["path", "memories/s median", "worst batch /s", "x baseline"], [[*r, r[1] / base] for r in rows])
+    say("  seconds per batch by stage (median):")
+    stages = batch["engine"]["stage_s_per_batch_median"]
+    proto = batch["proto"]["stage_s_per_batch_median"]
+    print_table(["stage", "(b) s", "(b-proto) s"], [[k, stages[k], proto[k]] for k in stages])
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="fewer writes and batches (smoke run)")
+    parser.add_argument("--writes", type=int, default=None, help="measured single writes (default 240)")
+    parser.add_argument("--batch", type=int, default=100, help="memories per batch (default 100)")
+    parser.add_argument("--batches", type=int, default=None, help="batches per path (default 5)")
+    args = parser.parse_args(argv)
+    args.writes = args.writes or (60 if args.quick else 240)
+    args.batches = args.batches or (2 if args.quick else 5)
+    args.warmup = 5 if args.quick else 15
+    args.profile_runs = 15 if args.quick else 45
+    started = time.perf_counter()
+    machine = machine_info()
+    say(f"bench_write: {machine['cores']} cores, {machine['cpu']}, load {machine['loadavg_at_start']}")
+    users, per_user, residual = 100, 90, 1_000
+    with temp_home("write") as home:
+        settings = load_settings(env={"MARK_HOME": str(home), "MARK_EMBEDDER": "onnx"})
+        engine = MemoryEngine.open(settings)
+        try:
+            maker = SentenceMaker(seed=5)
+            pool = VectorPool(engine.embedder.inner.embed, maker, 600 if args.quick else 1_500)  # type: ignore[attr-defined]
+            records, vectors, user_ids = build_dataset(pool, users, per_user, residual, seed=17)
+            load_s = bulk_load(engine.store, records, vectors)
+            say(f"store: {len(records):,} memories bulk-loaded in {load_s:.1f} s (synthetic vectors, no audit)")
+            del records, vectors
+            single = single_writes(engine, user_ids, maker, args)
+            batch = batched(engine, user_ids, maker, args)
+            footprint = {"disk_mb": dir_mb(home), "audit_events": engine.audit.count(), **rss_mb()}
+        finally:
+            engine.close()
+    report(single, batch, args)
+    engine_rate = batch["engine"]["per_s_median"]
+    say(
+        f"\nTARGET batched path >= {TARGET_PER_S:.0f} memories/s: {'MET' if engine_rate >= TARGET_PER_S else 'MISSED'} "
+        f"({engine_rate:.0f}/s; prototype {batch['proto']['per_s_median']:.0f}/s; "
+        f"raw upsert {batch['baseline_put']['per_s_median']:.0f}/s)"
+    )
+    payload = {
+        "benchmark": "write",
+        "machine": machine,
+        "params": {
+            "writes": args.writes,
+            "warmup": args.warmup,
+            "batch": args.batch,
+            "batches": args.batches,
+            "store": f"{users} users x {per_user} + {residual} residual, synthetic vectors",
+            "quick": args.quick,
+        },
+        "load_s": round(load_s, 1),
+        "footprint": footprint,
+        "single": single,
+        "batched": batch,
+        "target": {"per_s": TARGET_PER_S, "met": engine_rate >= TARGET_PER_S},
+        "wall_s": round(time.perf_counter() - started, 1),
+    }
+    say(f"results: {write_results('write', payload)}  (wall {payload['wall_s']} s)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

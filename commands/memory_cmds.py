@@ -1,0 +1,235 @@
+"""``mark memory ...``: add, search, inspect, feed back on, forget, move and maintain memories."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.table import Table
+
+from commands.common import JsonOpt, open_engine, out, parse_meta, print_json
+from memory.config import load_settings
+from memory.models import Category, MemoryType, Source, Status
+
+memory_app = typer.Typer(help="Add, search, inspect and maintain memories.", no_args_is_help=True)
+
+
+@memory_app.command("add")
+def memory_add(
+    text: str,
+    user: Annotated[str, typer.Option(help="Owner of the memory.")],
+    type_: Annotated[MemoryType, typer.Option("--type", help="Memory type.")] = MemoryType.USER_QUESTION,
+    agent: Annotated[str, typer.Option(help="Agent name.")] = "chatbot",
+    category: Annotated[Category, typer.Option(help="Category (S1).")] = Category.FACT,
+    source: Annotated[Source, typer.Option(help="Who said it.")] = Source.USER,
+    meta: Annotated[list[str] | None, typer.Option(help="Metadata KEY=VALUE, repeatable.")] = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Add a memory (conflict-checked and veracity-scored)."""
+    metadata = parse_meta(meta or [])
+    with open_engine() as engine:
+        result = engine.add(text, type_, user, agent=agent, category=category, source=source, metadata=metadata)
+    if as_json:
+        print_json(result.model_dump(mode="json"))
+    else:
+        out.print(f"{result.action}: {result.record.id} [{result.record.status.value}] {result.record.text}")
+        for old in result.superseded:
+            out.print(f"  superseded {old}")
+
+
+@memory_app.command("search")
+def memory_search(
+    query: str,
+    user: Annotated[str, typer.Option(help="Who is asking.")],
+    type_: Annotated[list[MemoryType] | None, typer.Option("--type", help="Types to search (repeatable).")] = None,
+    preset: Annotated[str | None, typer.Option(help="MRS weight preset.")] = None,
+    k: Annotated[int, typer.Option(min=1, max=100, help="Results per type.")] = 3,
+    risk: Annotated[str, typer.Option(help="Task risk: high, medium or low.")] = "medium",
+    agent: Annotated[str | None, typer.Option(help="Only this agent's personal memories.")] = None,
+    meta: Annotated[list[str] | None, typer.Option(help="Metadata filter KEY=VALUE, repeatable.")] = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Search memories with MRS re-ranking (recall counts are not changed)."""
+    with open_engine() as engine:
+        result = engine.search(
+            query,
+            user,
+            types=type_ or list(MemoryType),
+            preset=preset,
+            k=k,
+            risk=risk,
+            agent=agent,
+            filters=parse_meta(meta or []),
+        )
+    hits = [h.to_public() for h in result.all_hits()]
+    held = [h.to_public() for h in result.needs_recheck]
+    if as_json:
+        print_json(hits if not held else {"results": hits, "needs_recheck": held})
+        return
+    table = Table("score", "type", "id", "text", "rc/rec/ss/fs", title=f"memories for {user!r}")
+    for hit in hits:
+        b = hit["breakdown"]
+        parts = "/".join(f"{b[c]:.2f}" for c in ("recall", "recency", "similarity", "feedback"))
+        table.add_row(f"{hit['score']:.3f}", hit["type"], hit["id"][:12], hit["text"], parts)
+    out.print(table)
+    if held:
+        out.print(f"{len(held)} candidate(s) below the {risk}-risk veracity threshold need a re-check")
+
+
+@memory_app.command("show")
+def memory_show(memory_id: str, as_json: JsonOpt = False) -> None:
+    """Show one memory with its scores, status and audited history."""
+    with open_engine() as engine:
+        record = engine.get(memory_id)
+        events = engine.history(memory_id)
+    data = {"memory": record.to_public(), "history": [e.model_dump(mode="json") for e in events]}
+    if as_json:
+        print_json(data)
+        return
+    out.print(f"[bold]{record.text}[/]")
+    out.print(
+        f"id {record.id}  type {record.type.value}  user {record.user_id}  "
+        f"status {record.status.value}  v{record.version}"
+    )
+    out.print(
+        f"trust {record.trust:.3f}  persistence {record.persistence:.3f}  veracity {record.veracity:.3f}  "
+        f"recalls {record.recall_count}  correct {record.validated_correct}  incorrect {record.validated_incorrect}"
+    )
+    for event in events:
+        out.print(f"  {event.at:%Y-%m-%d %H:%M:%S}  {event.kind.value:<10} {event.actor}")
+
+
+@memory_app.command("list")
+def memory_list(
+    user: Annotated[str | None, typer.Option(help="Only what this user may see.")] = None,
+    status: Annotated[list[Status] | None, typer.Option(help="Filter by status (repeatable).")] = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """List memories (one user's own plus shared domain memories with --user)."""
+    with open_engine() as engine:
+        records = engine.list(user, statuses=status)
+    if as_json:
+        print_json([r.to_public() for r in records])
+        return
+    table = Table("id", "type", "user", "status", "trust", "text")
+    for r in records:
+        table.add_row(r.id[:12], r.type.value, r.user_id, r.status.value, f"{r.trust:.2f}", r.text)
+    out.print(table)
+
+
+@memory_app.command("feedback")
+def memory_feedback(
+    memory_id: str,
+    correct: Annotated[bool | None, typer.Option("--correct/--incorrect", help="Was the memory right?")] = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Mark a memory correct or incorrect (updates FS, counters, trust and persistence)."""
+    if correct is None:
+        raise typer.BadParameter("say --correct or --incorrect")
+    with open_engine() as engine:
+        record = engine.feedback(memory_id, correct)
+    if as_json:
+        print_json(record.to_public())
+    else:
+        out.print(
+            f"{record.id}: feedback {record.feedback_score:+.2f} trust {record.trust:.3f} "
+            f"persistence {record.persistence:.3f}"
+        )
+
+
+@memory_app.command("forget")
+def memory_forget(
+    memory_id: Annotated[str | None, typer.Argument(help="Memory to erase.")] = None,
+    user: Annotated[str | None, typer.Option(help="Erase ALL personal memories of this user.")] = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Erase one memory, or every personal memory of a user (audited, text removed)."""
+    if (memory_id is None) == (user is None):
+        raise typer.BadParameter("give either a memory id or --user")
+    with open_engine() as engine:
+        if memory_id is not None:
+            engine.forget(memory_id)
+            count = 1
+        else:
+            assert user is not None
+            count = engine.forget_user(user)
+    print_json({"forgotten": count}) if as_json else out.print(f"forgot {count} memor{'y' if count == 1 else 'ies'}")
+
+
+@memory_app.command("export")
+def memory_export(
+    path: Path,
+    user: Annotated[str | None, typer.Option(help="Only this user's personal memories.")] = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Export memories to a JSON Lines file (lossless)."""
+    from memory.portability import export_jsonl
+
+    with open_engine() as engine:
+        count = export_jsonl(engine, path, user)
+    print_json({"exported": count, "path": str(path)}) if as_json else out.print(f"exported {count} to {path}")
+
+
+@memory_app.command("import")
+def memory_import(path: Path, as_json: JsonOpt = False) -> None:
+    """Import a JSON Lines export; the whole file is validated before anything is written."""
+    from memory.portability import import_jsonl
+
+    with open_engine() as engine:
+        counts = import_jsonl(engine, path)
+    print_json(counts) if as_json else out.print(f"imported {counts['imported']}, skipped {counts['skipped']} existing")
+
+
+@memory_app.command("maintain")
+def memory_maintain(
+    dry_run: Annotated[bool, typer.Option(help="Only show the decisions.")] = False, as_json: JsonOpt = False
+) -> None:
+    """Apply the trust/persistence retention policy, TTLs and confidence floor (audited)."""
+    from memory.maintenance import maintain
+
+    with open_engine() as engine:
+        decisions = maintain(engine, dry_run=dry_run)
+    if as_json:
+        print_json([d.model_dump(mode="json") for d in decisions])
+        return
+    for d in decisions:
+        out.print(f"{d.memory_id[:12]} -> {d.action.value}: {d.reason}")
+    out.print(f"{len(decisions)} decision(s){' (dry run)' if dry_run else ''}")
+
+
+@memory_app.command("build")
+def memory_build(
+    transcript: Annotated[Path, typer.Argument(help="JSON list of {role, content} messages.")],
+    user: Annotated[str, typer.Option(help="Whose conversation it is.")],
+    review: Annotated[str, typer.Option(help="Review policy: auto, residual or all.")] = "auto",
+    source: Annotated[Source, typer.Option(help="Who the human in the chat is (sme is trusted).")] = Source.USER,
+    domain: Annotated[str, typer.Option(help="Domain named in the prompts.")] = "medicine",
+    evidence: Annotated[str, typer.Option(help="Trusted reference text for the fact check.")] = "",
+    reviewer: Annotated[str, typer.Option(help="'console' to review now, 'none' to queue.")] = "none",
+    as_json: JsonOpt = False,
+) -> None:
+    """Run the memory-building team on a finished conversation and commit what passes its gates."""
+    from agents.building import BuildState, ReviewPolicy, load_transcript
+    from agents.mbs import build_memories
+    from agents.providers import build_client
+    from agents.reviewers import ConsoleReviewer
+
+    turns = load_transcript(transcript)
+    settings = load_settings()
+    state = BuildState(turns, user, source=source, policy=ReviewPolicy(review), evidence=evidence, domain=domain)
+    plug = ConsoleReviewer() if reviewer == "console" else None
+    with open_engine(settings) as engine:
+        asyncio.run(build_memories(engine, build_client(settings), state, plug))
+    report = state.report()
+    if as_json:
+        print_json(report)
+        return
+    for outcome in state.outcomes:
+        extra = f" (supersedes {', '.join(outcome.superseded)})" if outcome.superseded else ""
+        out.print(f"{outcome.action:<10} {outcome.type.value:<13} {outcome.text}{extra}")
+    for error in state.errors:
+        out.print(f"[yellow]warning[/] {error}")
+    total = report["usage"]["total"]
+    out.print(f"{total['calls']} LLM calls, {total['prompt_tokens'] + total['completion_tokens']} tokens")

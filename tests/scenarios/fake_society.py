@@ -1,0 +1,79 @@
+"""A scripted stand-in for the LLM behind every role, for deterministic lifecycle tests.
+
+It answers a multiple-choice question with the option a memory names for it ("answer is X) text"),
+and otherwise with the LAST option (wrong unless the key is last). Extractors return memories built
+from the SME's words; the judge says "contradicts" for two different preferences; fact checks say 1.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Sequence
+
+from autogen_core.models import LLMMessage, SystemMessage, UserMessage
+from pydantic import BaseModel
+
+from agents.fakes import FunctionChatClient
+from agents.schemas import Extraction, JudgeReply
+
+_ANSWER = re.compile(r"answer is ([A-D])\) (.+?)(?=[,:;]|\.\s|\.$|\.'|$)", re.I | re.M)
+_OPTION = re.compile(r"^([A-D])\) (.+)$", re.M)
+
+
+def _extract(prompt: str) -> str:
+    conversation = prompt.split("<conversation>")[-1]
+    said = [line[6:] for line in conversation.splitlines() if line.startswith("User: ")]
+    question = said[0].splitlines()[0] if said else "the question"
+    found = _ANSWER.search(conversation)
+    answer = f"{found.group(1)}) {found.group(2).strip()}" if found else "unknown"
+    if "RESIDUAL" in prompt:
+        texts = [" ".join(said[1:]) or "The expert clarified the topic."]
+    elif "USER-QUESTION" in prompt:
+        texts = [f"The user checks answers to questions like: {question}"]
+    else:
+        texts = [f"For the question '{question}' the accepted answer is {answer}."]
+    return json.dumps({"memories": [{"text": t[:380], "category": "fact"} for t in texts]})
+
+
+def _answer(messages: Sequence[LLMMessage]) -> str:
+    question = next(str(m.content) for m in reversed(messages) if isinstance(m, UserMessage))
+    options = dict(_OPTION.findall(question))
+    if not options:
+        return "Noted."
+    memories = " ".join(str(m.content) for m in messages if isinstance(m, SystemMessage))
+    for letter, text in options.items():
+        if f"answer is {letter}) {text.strip()}".lower() in memories.lower():
+            return f"Answer: {letter}. A refined memory from an expert says so."
+    last = sorted(options)[-1]
+    return f"Answer: {last}. This is my best guess."
+
+
+def _judge(prompt: str) -> str:
+    old = prompt.split("OLD: ")[-1].split("\n")[0].lower()
+    new = prompt.split("NEW: ")[-1].split("\n")[0].lower()
+    if old == new:
+        return json.dumps({"verdict": "same"})
+    if "prefer" in old and "prefer" in new:
+        return json.dumps({"verdict": "contradicts"})
+    return json.dumps({"verdict": "independent"})
+
+
+def reply(messages: Sequence[LLMMessage], model: type[BaseModel] | None) -> str:
+    """The scripted society's reply to one call."""
+    system = str(messages[0].content) if messages else ""
+    if model is Extraction:
+        return _extract(system)
+    if model is JudgeReply:
+        return _judge(system)
+    if model is not None and model.__name__.startswith("FactChecks"):
+        count = len(re.findall(r"^\d+\. ", system.split("<memories>")[-1], re.M))
+        return json.dumps(
+            {"checks": [{"n": n, "score": 1, "reason": "the expert said so"} for n in range(1, count + 1)]}
+        )
+    return _answer(messages)
+
+
+def society() -> FunctionChatClient:
+    """A fresh scripted client."""
+    return FunctionChatClient(reply)

@@ -1,0 +1,98 @@
+"""The four-stage lifecycle on the bundled scenarios with a scripted society (no model files)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from memory.config import Settings, load_settings
+from scenarios.checkpoint import CheckpointError
+from scenarios.runner import parse_stages, run_lifecycle
+from scenarios.schema import ScenarioError, bundled, load_scenario
+from tests.scenarios.fake_society import society
+
+
+@pytest.fixture
+def settings(tmp_path: Path) -> Settings:
+    """Retrieval quality matters here: use the real offline MiniLM embedder."""
+    return load_settings(env={"MARK_HOME": str(tmp_path / "home"), "MARK_EMBEDDER": "onnx"})
+
+
+async def test_tropicamide_all_stages(settings: Settings, tmp_path: Path) -> None:
+    scenario = load_scenario(bundled()["tropicamide"])
+    client = society()
+    report = await run_lifecycle(scenario, settings, tmp_path / "run", client=client)
+    s1, s2, s3, s4 = report["stage1"], report["stage2"], report["stage3"], report["stage4"]
+    wrong = [r["id"] for r in s1["records"] if not r["correct"]]
+    assert wrong and s1["accuracy"] < 1.0
+    assert [c["record"] for c in s2["conversations"]] == wrong
+    assert all(c["accepted"] and c["rounds"] >= 1 for c in s2["conversations"])
+    assert s2["table5"]["conversations"] == len(wrong) and s2["table5"]["llm_response"] >= 1
+    assert s3["corrected"]["accuracy"] == 1.0 and s3["corrected"]["n"] == len(wrong)
+    assert s3["accuracy"] == 1.0 and s3["paraphrases"]["accuracy"] == 1.0
+    assert s4["persistence_rate"] == 1.0 and s4["expectations"]["failed"] == 0
+    for name in ("report.json", "report.md"):
+        assert (tmp_path / "run" / name).is_file()
+    assert "Table 4" in (tmp_path / "run" / "report.md").read_text()
+
+
+async def test_multi_user_domain_helps_b_but_personal_stays_with_a(settings: Settings, tmp_path: Path) -> None:
+    scenario = load_scenario(bundled()["multi-user"])
+    report = await run_lifecycle(scenario, settings, tmp_path / "run", client=society())
+    checks = report["stage4"]["expectations"]
+    assert checks["failed"] == 0 and checks["passed"] >= 2, checks["details"]
+    forbid = [c for c in checks["details"] if "forbid" in c]
+    assert forbid and all(c["passed"] for c in forbid)
+
+
+async def test_preference_change_newer_wins(settings: Settings, tmp_path: Path) -> None:
+    scenario = load_scenario(bundled()["preference-change"])
+    report = await run_lifecycle(scenario, settings, tmp_path / "run", client=society())
+    checks = report["stage4"]["expectations"]
+    assert checks["failed"] == 0 and checks["passed"] >= 1, checks["details"]
+    remembers = [s for sess in report["stage4"]["sessions"] for s in sess["steps"] if s["kind"] == "remember"]
+    assert any(s["action"] == "superseded" for s in remembers)
+
+
+class Interrupt(RuntimeError):
+    pass
+
+
+async def test_interrupted_run_resumes_without_redoing_work(settings: Settings, tmp_path: Path) -> None:
+    scenario = load_scenario(bundled()["tropicamide"])
+    out = tmp_path / "run"
+    seen: list[tuple[str, int]] = []
+
+    def stop_in_stage3(label: str, done: int, total: int) -> None:
+        seen.append((label, done))
+        if label.startswith("stage 3") and done == 2:
+            raise Interrupt("ctrl-c")
+
+    first = society()
+    with pytest.raises(Interrupt):
+        await run_lifecycle(scenario, settings, out, client=first, progress=stop_in_stage3)
+    calls_before = len(first.calls)
+    progress_lines = (out / "progress.jsonl").read_text().splitlines()
+    second = society()
+    report = await run_lifecycle(scenario, settings, out, client=second)
+    stage3_calls = [c for c in second.calls if c[1] is None]
+    assert calls_before > len(second.calls)  # stages 1-2 and the first stage-3 answers were not redone
+    assert len((out / "progress.jsonl").read_text().splitlines()) > len(progress_lines)
+    assert report["stage3"]["corrected"]["accuracy"] == 1.0
+    assert stage3_calls  # the rest of stage 3 did run
+
+
+async def test_run_folder_of_another_scenario_is_refused(settings: Settings, tmp_path: Path) -> None:
+    out = tmp_path / "run"
+    await run_lifecycle(load_scenario(bundled()["preference-change"]), settings, out, client=society())
+    with pytest.raises(CheckpointError, match="another scenario"):
+        await run_lifecycle(load_scenario(bundled()["tropicamide"]), settings, out, [1], client=society())
+
+
+def test_parse_stages() -> None:
+    assert parse_stages("3,1") == [1, 3]
+    with pytest.raises(ScenarioError, match="unknown stage"):
+        parse_stages("1,7")
+    with pytest.raises(ScenarioError, match="comma-separated"):
+        parse_stages("one")
