@@ -10,6 +10,7 @@ from typing import Annotated, Any
 import typer
 from rich.console import Console
 from rich.table import Table
+from rich.text import Text
 
 from commands.common import JsonOpt, open_engine, out, print_json
 from commands.memory_cmds import memory_app
@@ -41,7 +42,7 @@ def doctor(as_json: JsonOpt = False) -> None:
     else:
         table = Table("check", "ok", "detail", title="mark doctor")
         for name, check in report["checks"].items():
-            table.add_row(name, "[green]yes[/]" if check["ok"] else "[red]NO[/]", check["detail"])
+            table.add_row(name, Text("yes", "green") if check["ok"] else Text("NO", "red"), check["detail"])
         out.print(table)
     if not report["ok"]:
         raise typer.Exit(1)

@@ -41,8 +41,8 @@ class Turn(BaseModel):
 
 
 def render_transcript(turns: list[Turn]) -> str:
-    """The transcript as "User: ..." / "Assistant: ..." lines (SME turns are the user's)."""
-    names = {"user": "User", "sme": "User", "assistant": "Assistant", "system": "System"}
+    """The transcript as "User: ..." / "Expert: ..." / "Assistant: ..." lines."""
+    names = {"user": "User", "sme": "Expert", "assistant": "Assistant", "system": "System"}
     return "\n".join(f"{names[t.role]}: {t.content.strip()}" for t in turns if t.content.strip())
 
 
@@ -106,6 +106,12 @@ class BuildState:
     def transcript(self) -> str:
         """The conversation as text for the extractor prompts."""
         return render_transcript(self.turns)
+
+    @property
+    def correction_text(self) -> str:
+        """What the expert or user said after the opening question ("" when nothing was)."""
+        said = [t.content for t in self.turns if t.role in {"user", "sme"}]
+        return "\n".join(said[1:])
 
     @property
     def expert_evidence(self) -> str:

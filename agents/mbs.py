@@ -10,6 +10,7 @@ would only queue). The committer is the only agent that writes to the engine.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Awaitable, Callable, Sequence
 
 from autogen_agentchat.agents import BaseChatAgent
@@ -18,11 +19,12 @@ from autogen_agentchat.messages import BaseChatMessage, TextMessage
 from autogen_agentchat.teams import DiGraphBuilder, GraphFlow
 from autogen_core import CancellationToken
 from autogen_core.models import ChatCompletionClient
+from pydantic import BaseModel
 
 from agents.building import BuildState, Candidate, Outcome
 from agents.checks import FactChecker, LLMJudge, quote
 from agents.reviewers import Reviewer, ReviewItem, safe_review
-from agents.schemas import Extraction
+from agents.schemas import Extraction, ResidualExtraction, ResponseExtraction
 from agents.structured import UsageLog, call_structured, system, user
 from memory import review as review_queue
 from memory.conflicts import SimilarityJudge, Verdict
@@ -30,6 +32,11 @@ from memory.engine import AddResult, MemoryEngine
 from memory.models import Category, MemoryType, Provenance, Status
 from prompts import render
 
+_REPLIES: dict[MemoryType, type[Extraction | ResidualExtraction | ResponseExtraction]] = {
+    MemoryType.RESIDUAL: ResidualExtraction,
+    MemoryType.USER_QUESTION: Extraction,
+    MemoryType.LLM_RESPONSE: ResponseExtraction,
+}
 _PROMPTS = {
     MemoryType.RESIDUAL: "extract_residual",
     MemoryType.USER_QUESTION: "extract_user_question",
@@ -65,6 +72,39 @@ class RoleAgent(BaseChatAgent):
         """Nothing to reset: the state belongs to the build."""
 
 
+_NUMBER = re.compile(r"\d+(?:\.\d+)?")
+_LETTER = re.compile(r"(?<![A-Za-z])([A-E])\)")
+
+
+def ungrounded(text: str, said: str) -> list[str]:
+    """Numbers and option letters in ``text`` that the expert never said (a likely inverted fact)."""
+    missing = [n for n in _NUMBER.findall(text) if n not in _NUMBER.findall(said)]
+    for letter in _LETTER.findall(text):
+        pattern = rf"(?<![A-Za-z]){letter}\)|\({letter}\)|\b(?:option|answer is|answer:)\s*{letter}\b"
+        if not re.search(pattern, said, re.I):
+            missing.append(f"{letter})")
+    return missing
+
+
+def grounding_check(memory_type: MemoryType, state: BuildState) -> Callable[[BaseModel], str | None] | None:
+    """For residual facts and accepted answers: every number and option letter must come from the expert."""
+    said = state.correction_text
+    if not said or memory_type is MemoryType.USER_QUESTION:
+        return None
+
+    def check(reply: BaseModel) -> str | None:
+        text = getattr(reply, "corrected_fact", None) or getattr(reply, "final_answer", "")
+        missing = ungrounded(str(text), said)
+        if not missing:
+            return None
+        return (
+            f"{', '.join(missing)} in your answer does not appear in what the Expert or User said; "
+            "state the corrected fact exactly as the Expert gave it"
+        )
+
+    return check
+
+
 def extractor_step(client: ChatCompletionClient, memory_type: MemoryType) -> Step:
     """The step of one refined-memory extractor."""
 
@@ -72,13 +112,18 @@ def extractor_step(client: ChatCompletionClient, memory_type: MemoryType) -> Ste
         name = f"extract_{memory_type.value}"
         prompt = render(_PROMPTS[memory_type], domain=state.domain, conversation=quote(state.transcript))
         outcome = await call_structured(
-            client, name, [system(prompt), user("Extract the memories now as JSON.")], Extraction, state.usage
+            client,
+            name,
+            [system(prompt), user("Extract the memories now as JSON.")],
+            _REPLIES[memory_type],
+            state.usage,
+            check=grounding_check(memory_type, state),
         )
         if outcome.value is None:
             state.errors.append(f"{name}: rejected after {outcome.attempts} attempt(s): {outcome.error}")
             return f"0 {memory_type.value} memories (rejected: {outcome.error})"
         seen = {c.text.lower() for c in state.candidates}
-        fresh = [m for m in outcome.value.memories if m.text.lower() not in seen]
+        fresh = [m for m in outcome.value.to_memories() if m.text.lower() not in seen]
         for memory in fresh:
             category = Category(memory.category.value)
             state.candidates.append(Candidate(type=memory_type, text=memory.text, category=category))

@@ -46,6 +46,7 @@ from autogen_ext.models.openai import (
 )
 from autogen_ext.models.openai.config import AzureOpenAIClientConfiguration, OpenAIClientConfiguration
 from autogen_ext.models.replay import ReplayChatCompletionClient
+from llama_cpp.llama_cache import LlamaRAMCache
 from pydantic import BaseModel
 
 from agents.local_model import QWEN_CODER_1_5B, ModelError, resolve_model_path
@@ -285,6 +286,9 @@ def _shared_llama(path: Path, cfg: ModelConfig) -> _SharedLlama:
                 )
             except ValueError as exc:
                 raise ModelError(f"llama.cpp cannot load {path} ({exc}): check the file or MARK_N_CTX") from exc
+            if cfg.prompt_cache_mb:
+                # every role re-sends its long instructions: keep evaluated prefixes so only the new tail is read
+                client.llm.set_cache(LlamaRAMCache(capacity_bytes=cfg.prompt_cache_mb << 20))
             _LLAMAS[key] = _SharedLlama(client)
         return _LLAMAS[key]
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from enum import Enum
-from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, create_model, field_validator
 
@@ -43,17 +42,82 @@ class Extraction(BaseModel):
 
     memories: list[ExtractedMemory] = Field(min_length=1, max_length=6)
 
+    def to_memories(self) -> list[ExtractedMemory]:
+        """The memories to store."""
+        return list(self.memories)
 
-class JudgeReply(BaseModel):
-    """The conflict resolver's verdict on one flagged pair."""
+
+def _sentence(text: str) -> str:
+    text = " ".join(text.split()).strip()
+    return text if text.endswith((".", "!", "?")) else text + "."
+
+
+class ResidualExtraction(BaseModel):
+    """Residual memory: the corrected domain fact first, then up to three more."""
 
     model_config = ConfigDict(extra="ignore")
 
-    verdict: Literal["same", "contradicts", "independent"]
+    corrected_fact: str = Field(min_length=8, max_length=300)
+    more_facts: list[str] = Field(default_factory=list, max_length=3)
+
+    def to_memories(self) -> list[ExtractedMemory]:
+        """The corrected fact, then the others (too short ones dropped)."""
+        texts = [self.corrected_fact, *self.more_facts]
+        return [
+            ExtractedMemory(text=_sentence(t), category=ExtractedCategory.FACT) for t in texts if len(t.strip()) >= 8
+        ]
+
+
+class ResponseExtraction(BaseModel):
+    """LLM-response memory as typed fields; the memory sentences are composed from them."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    topic: str = Field(min_length=3, max_length=160)
+    final_answer: str = Field(min_length=1, max_length=160)
+    reason: str = Field(default="", max_length=300)
+    avoid: str = Field(default="", max_length=300)
+
+    def to_memories(self) -> list[ExtractedMemory]:
+        """Accepted answer, why it was accepted, and the mistake to avoid."""
+        topic = self.topic.strip().rstrip(".?:")
+        out = [ExtractedMemory(text=_sentence(f"For {topic}, the accepted answer is {self.final_answer.strip()}"))]
+        if len(self.reason.strip()) >= 8:
+            out.append(
+                ExtractedMemory(
+                    text=_sentence(f"On {topic}: {self.reason.strip()}"), category=ExtractedCategory.PROCEDURAL
+                )
+            )
+        if len(self.avoid.strip()) >= 8:
+            out.append(
+                ExtractedMemory(
+                    text=_sentence(f"On {topic}, avoid this mistake: {self.avoid.strip()}"),
+                    category=ExtractedCategory.CONSTRAINT,
+                )
+            )
+        return out
+
+
+class JudgeReply(BaseModel):
+    """The conflict resolver's answer on one flagged pair, decomposed for small models.
+
+    The model names what each statement is about and answers two yes/no questions; the verdict
+    is derived here: another attribute -> independent, same attribute and value -> same, same
+    attribute with another value -> contradicts.
+    """
+
+    model_config = ConfigDict(extra="ignore")
+
+    old_about: str = Field(max_length=120)
+    new_about: str = Field(max_length=120)
+    same_attribute: bool
+    same_value: bool
 
     def to_verdict(self) -> Verdict:
         """As the engine's vocabulary."""
-        return Verdict(self.verdict)
+        if not self.same_attribute:
+            return Verdict.INDEPENDENT
+        return Verdict.SAME if self.same_value else Verdict.CONTRADICTS
 
 
 class FactCheckReply(BaseModel):

@@ -11,7 +11,7 @@ import json
 import logging
 import re
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Generic, TypeVar
 
 from autogen_core.models import AssistantMessage, ChatCompletionClient, LLMMessage, SystemMessage, UserMessage
@@ -115,8 +115,13 @@ async def call_structured(
     model: type[T],
     usage: UsageLog | None = None,
     retries: int = 1,
+    check: Callable[[T], str | None] | None = None,
 ) -> Outcome[T]:
-    """Ask for a reply shaped like ``model``; one repair retry, then a logged rejection."""
+    """Ask for a reply shaped like ``model``; one repair retry, then a logged rejection.
+
+    ``check`` adds a semantic test after schema validation: it returns a problem description (the
+    repair instruction) or None.
+    """
     history = list(messages)
     outcome: Outcome[T] = Outcome()
     for attempt in range(retries + 1):
@@ -138,7 +143,11 @@ async def call_structured(
         try:
             if result.finish_reason == "length":
                 raise ValueError("truncated")
-            outcome.value = parse_reply(text, model)
+            value = parse_reply(text, model)
+            problem = check(value) if check else None
+            if problem:
+                raise ValueError(problem)
+            outcome.value = value
             outcome.error = None
             return outcome
         except (ValidationError, ValueError) as exc:

@@ -6,17 +6,20 @@ Data: bulk-loaded with ``engine.store.put`` (no audit events); the stored vector
 MiniLM vectors of a pool of generated sentences, jittered per memory (see ``_common.VectorPool``). The
 query path is real: ``engine.search`` embeds each (unique, uncached) query with the ONNX MiniLM.
 
-Warm-up: one raw query on every user collection (the first query on a collection since the process
-started loads its index; timed as row (f)), then a few full searches. Then, per query, interleaved so
-machine noise hits every row alike, on a random user each time (steady state):
+Warm-up: one raw query on each of ``--active-users`` (default 100) user collections (the first query on
+a collection since the process started loads its index; timed as row (f)), then a few full searches.
+Then, per query, on a random active user each time (steady state), interleaved so machine noise hits
+every row alike:
 (a) full ``engine.search(query, user, k=1)``;
 (b) BASELINE: a bare Chroma top-20 ``collection.query`` on the domain collection with a precomputed vector
 and no ``where``; (b2) the same with the engine's status/type ``where``; (c) the query embedding alone;
 (d) the per-user ``store.query`` as search issues it (with its status/type ``where``), (d2) without ``where``,
 (d3) with a selective composite-key ``where``; (e) a PROTOTYPE of the suggested fix (``ProposedStore``)
-run through the real ``memory.search.search``. (b2) and (d) are slow at 100k, so they run on every 4th
-query there. Then a where-clause anatomy on the per-user collections and an instrumented pass that
-splits a full search into embedding, Chroma calls, decoding and the rest.
+run through the real ``memory.search.search``. (b2) and (d) are slow at 100k, so they run on every 5th
+query there (n shows it). Then a where-clause anatomy on the per-user collections and an instrumented
+pass that splits a full search into embedding, Chroma calls, decoding and the rest.
+
+Results go to ``benchmarks/results/search.json`` (both sizes) or ``search_<sizes>.json`` with ``--sizes``.
 """
 
 from __future__ import annotations
@@ -141,16 +144,17 @@ def measure_size(engine: MemoryEngine, user_ids: list[str], maker: SentenceMaker
     types = list(MemoryType)
     rows: dict[str, list[float]] = {k: [] for k in ROW_KEYS}
     probe = np.asarray(inner.embed([maker.unique(MemoryType.USER_QUESTION)]), dtype=np.float32)
-    for user_id in user_ids:  # the first query on a collection since process start loads its index
+    active = [str(u) for u in rng.choice(user_ids, size=min(args.active_users, len(user_ids)), replace=False)]
+    for user_id in active:  # the first query on a collection since process start loads its index
         collection = store._collection(user_id, create=False)
         rows["f"].append(timed(collection.query, query_embeddings=probe, n_results=20, include=["distances"])[0])
-    for user_id in rng.choice(user_ids, size=min(args.warmup, len(user_ids)), replace=False):
-        engine.search(maker.unique(types[int(rng.integers(3))]), str(user_id), k=1, now=NOW)
-        prototype_search(proto, inner, maker.unique(MemoryType.RESIDUAL), str(user_id))
+    for user_id in active[: args.warmup]:
+        engine.search(maker.unique(types[int(rng.integers(3))]), user_id, k=1, now=NOW)
+        prototype_search(proto, inner, maker.unique(MemoryType.RESIDUAL), user_id)
     hits_before = engine.embedder.hits  # type: ignore[attr-defined]
     residual_where, personal = engine_where(MemoryType.RESIDUAL), engine_where(MemoryType.USER_QUESTION)
     for i in range(args.queries):
-        user_id = str(rng.choice(user_ids))
+        user_id = str(rng.choice(active))
         text = maker.unique(types[int(rng.integers(3))])
         rows["a"].append(timed(engine.search, text, user_id, k=1, now=NOW)[0])
         seconds, vectors = timed(inner.embed, [text])
@@ -172,8 +176,9 @@ def measure_size(engine: MemoryEngine, user_ids: list[str], maker: SentenceMaker
         "stats": {k: summarize(v) for k, v in rows.items()},
         "query_embedding_cache_hits": cache_hits,
         "prototype_fallbacks": proto.fallbacks,
-        "where_anatomy": where_anatomy(store, inner, user_ids, maker, rng, args.anatomy_runs),
-        "breakdown": breakdown(engine, user_ids, maker, rng, args.profile_runs),
+        "active_users": len(active),
+        "where_anatomy": where_anatomy(store, inner, active, maker, rng, args.anatomy_runs),
+        "breakdown": breakdown(engine, active, maker, rng, args.profile_runs),
     }
 
 
@@ -303,7 +308,7 @@ def run_size(label: str, pool: VectorPool, embedder: Any, maker: SentenceMaker, 
                 f"  load {load_s:.1f} s ({total / load_s:,.0f} memories/s); disk {footprint['disk_mb']} MiB; "
                 f"process RSS {footprint['rss_mb']} MiB (peak {footprint['peak_rss_mb']})"
             )
-            result = measure_size(engine, user_ids, maker, args, slow_every=1 if total <= 20_000 else 4)
+            result = measure_size(engine, user_ids, maker, args, slow_every=1 if total <= 20_000 else 5)
         finally:
             client = engine.store._client
             engine.close()
@@ -320,15 +325,20 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--quick", action="store_true", help="10k only, fewer queries (smoke run)")
     parser.add_argument("--queries", type=int, default=None, help="measured queries per size (default 200)")
     parser.add_argument("--sizes", default=None, help="comma list of 10k,100k (default both)")
+    parser.add_argument(
+        "--active-users", type=int, default=100, help="users whose collections are warmed and queried (default 100)"
+    )
     args = parser.parse_args(argv)
     args.queries = args.queries or (60 if args.quick else 200)
     args.warmup = 10 if args.quick else 20
-    args.profile_runs = 20 if args.quick else 30
-    args.anatomy_runs = 15 if args.quick else 30
+    args.profile_runs = 10 if args.quick else 20
+    args.anatomy_runs = 10 if args.quick else 20
     sizes = (args.sizes or ("10k" if args.quick else "10k,100k")).split(",")
     started = time.perf_counter()
     machine = machine_info()
     say(f"bench_search: {machine['cores']} cores, {machine['cpu']}, load {machine['loadavg_at_start']}")
+    if "100k" in sizes:
+        say("note: the 100k store takes 4-8 min to bulk-load on a busy 2-core machine (about 200-500 rows/s)")
     with temp_home("search-embedder") as home:
         settings = load_settings(env={"MARK_HOME": str(home), "MARK_EMBEDDER": "onnx"})
         load_embedder_s, embedder = timed(build_embedder, settings.embedder)
@@ -368,7 +378,8 @@ def main(argv: list[str] | None = None) -> int:
         "verdicts": verdicts,
         "wall_s": round(time.perf_counter() - started, 1),
     }
-    say(f"results: {write_results('search', payload)}  (wall {payload['wall_s']} s)")
+    name = "search" if sizes == ["10k", "100k"] else "search_" + "-".join(sizes)
+    say(f"results: {write_results(name, payload)}  (wall {payload['wall_s']} s)")
     return 0
 
 

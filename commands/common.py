@@ -14,7 +14,7 @@ from rich.console import Console
 from memory.config import Settings, load_settings
 from memory.engine import MemoryEngine
 
-out = Console()
+out = Console(markup=False, highlight=False)  # memory text is data: never parse it as rich markup
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print machine-readable JSON.")]
 
 

@@ -88,7 +88,7 @@ def memory_show(memory_id: str, as_json: JsonOpt = False) -> None:
     if as_json:
         print_json(data)
         return
-    out.print(f"[bold]{record.text}[/]")
+    out.print(record.text, style="bold")
     out.print(
         f"id {record.id}  type {record.type.value}  user {record.user_id}  "
         f"status {record.status.value}  v{record.version}"
@@ -230,6 +230,6 @@ def memory_build(
         extra = f" (supersedes {', '.join(outcome.superseded)})" if outcome.superseded else ""
         out.print(f"{outcome.action:<10} {outcome.type.value:<13} {outcome.text}{extra}")
     for error in state.errors:
-        out.print(f"[yellow]warning[/] {error}")
+        out.print(f"warning: {error}", style="yellow")
     total = report["usage"]["total"]
     out.print(f"{total['calls']} LLM calls, {total['prompt_tokens'] + total['completion_tokens']} tokens")

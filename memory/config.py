@@ -65,6 +65,7 @@ class ModelConfig(BaseModel):
     max_tokens: int = Field(default=512, ge=1, le=32768)
     n_ctx: int = Field(default=4096, ge=512)
     n_threads: int = Field(default=1, ge=1, le=64)
+    prompt_cache_mb: int = Field(default=1024, ge=0, le=65536)
     timeout_s: float = Field(default=120.0, gt=0)
     replay_file: Path | None = None
     schema_mode: SchemaMode = SchemaMode.JSON_SCHEMA
@@ -132,6 +133,7 @@ _ENV_MAP: dict[str, tuple[str, str]] = {
     "MARK_MAX_TOKENS": ("model", "max_tokens"),
     "MARK_N_CTX": ("model", "n_ctx"),
     "MARK_THREADS": ("model", "n_threads"),
+    "MARK_PROMPT_CACHE_MB": ("model", "prompt_cache_mb"),
     "MARK_TIMEOUT": ("model", "timeout_s"),
     "MARK_REPLAY_FILE": ("model", "replay_file"),
     "MARK_SCHEMA_MODE": ("model", "schema_mode"),

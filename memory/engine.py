@@ -23,7 +23,6 @@ from memory.config import Settings
 from memory.conflicts import ConflictConfig, Judge, SimilarityJudge, Verdict
 from memory.embedder import Embedder, build_embedder
 from memory.models import (
-    SEARCHABLE,
     SHARED_USER,
     Category,
     Classification,
@@ -34,7 +33,7 @@ from memory.models import (
     Status,
 )
 from memory.scoring import MRSWeights, ScoringConfig, feedback_score, preset_weights
-from memory.search import SearchResult, search
+from memory.search import SearchResult, candidates, search
 from memory.store import ChromaStore, partition_for
 from memory.trust import TrustConfig
 from memory.veracity import Risk, VeracityConfig
@@ -293,10 +292,9 @@ class MemoryEngine:
     ) -> builtins.list[tuple[MemoryRecord, float]]:
         """Searchable memories of the same type in the partition a new memory would join."""
         vector = self.embedder.embed([text])[0]
+        owner = None if memory_type is MemoryType.RESIDUAL else user_id
         partition = partition_for(memory_type, user_id)
-        where = {"status": {"$in": sorted(s.value for s in SEARCHABLE)}}
-        pairs = self.store.query(partition, vector, n, where)
-        return [(r, s) for r, s in pairs if r.type is memory_type and (r.shared or r.user_id == user_id)]
+        return candidates(self.store, partition, vector, n, {"type": memory_type.value}, owner)
 
     def conflict_candidates(
         self, text: str, memory_type: MemoryType, user_id: str

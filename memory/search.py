@@ -107,6 +107,7 @@ def search(
     tau = veracity.threshold(risk, veracity_cfg)
     hits: dict[MemoryType, list[SearchHit]] = {}
     held: list[SearchHit] = []
+    wide: dict[str, list[tuple[MemoryRecord, float]]] = {}
     for memory_type in types:
         personal = memory_type is not MemoryType.RESIDUAL
         extra = dict(filters or {})
@@ -114,15 +115,56 @@ def search(
         if personal and agent:
             extra["agent"] = agent
         partition = user_id if personal else SHARED_USER
-        pairs = store.query(partition, query_vector, scoring_cfg.top_n, _status_where(metadata_where(extra)))
-        if personal:
-            pairs = [(r, s) for r, s in pairs if r.user_id == user_id]
+        owner = user_id if personal else None
+        pairs = candidates(store, partition, query_vector, scoring_cfg.top_n, extra, owner, wide)
         pairs = [(r, s) for r, s in pairs if s >= scoring_cfg.min_similarity]
         chosen = weights or scoring_cfg.weights_for(memory_type.value)
         ranked = _rank(pairs, now, chosen, scoring_cfg.epsilon, veracity_cfg)
         hits[memory_type] = [h for h in ranked if h.veracity_now >= tau][:k]
         held.extend(h for h in ranked if h.veracity_now < tau)
     return SearchResult(hits=hits, needs_recheck=held)
+
+
+OVERFETCH = 3
+
+
+def matches(record: MemoryRecord, fields: dict[str, str], owner: str | None) -> bool:
+    """Whether a record is searchable and satisfies equality filters on its fields or metadata."""
+    if record.status not in SEARCHABLE or (owner is not None and record.user_id != owner):
+        return False
+    data = record.model_dump(mode="json", include=set(MemoryRecord.model_fields) - {"metadata"})
+    for key, value in fields.items():
+        actual = data.get(key) if key in MemoryRecord.model_fields else record.metadata.get(key)
+        if str(actual) != value:
+            return False
+    return True
+
+
+def candidates(
+    store: ChromaStore,
+    partition: str,
+    vector: Sequence[float],
+    n: int,
+    fields: dict[str, str],
+    owner: str | None,
+    cache: dict[str, list[tuple[MemoryRecord, float]]] | None = None,
+) -> list[tuple[MemoryRecord, float]]:
+    """The ``n`` most similar searchable records of a partition that match ``fields``.
+
+    A Chroma ``where`` filter costs tens of milliseconds per query here, so one unfiltered query
+    fetches ``OVERFETCH * n`` neighbours (shared by the types searched in the same partition) and
+    the filters are applied in Python. Only when filtering leaves fewer than ``n`` out of a full
+    page does the exact filtered query run.
+    """
+    cache = {} if cache is None else cache
+    if partition not in cache:
+        cache[partition] = store.query(partition, vector, n * OVERFETCH)
+    wide = cache[partition]
+    kept = [(r, s) for r, s in wide if matches(r, fields, owner)]
+    if len(kept) >= n or len(wide) < n * OVERFETCH:
+        return kept[:n]
+    exact = store.query(partition, vector, n, _status_where(metadata_where(fields)))
+    return [(r, s) for r, s in exact if matches(r, fields, owner)]
 
 
 def _rank(

@@ -51,24 +51,31 @@ def test_memory_build_from_transcript_with_replay_provider(
     home: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     replies = [
-        json.dumps({"memories": [{"text": "Tropicamide drops are 0.5% to 1% strength.", "category": "fact"}]}),
+        json.dumps({"corrected_fact": "Tropicamide drops are 0.5% to 1% strength.", "more_facts": []}),
         json.dumps({"memories": [{"text": "The user reads strengths as decimals.", "category": "preference"}]}),
-        json.dumps({"memories": [{"text": "The accepted tropicamide answer is A) 0.01.", "category": "fact"}]}),
+        json.dumps({"topic": "tropicamide strength", "final_answer": "A) 0.01", "reason": "", "avoid": ""}),
     ]
     (home / "replies.json").write_text(json.dumps(replies))
     monkeypatch.setenv("MARK_PROVIDER", "replay")
     monkeypatch.setenv("MARK_REPLAY_FILE", str(home / "replies.json"))
     transcript = home / "chat.json"
-    transcript.write_text(json.dumps([
-        {"role": "user", "content": "Concentration of tropicamide? A) 0.01 B) 0.02"},
-        {"role": "assistant", "content": "B"},
-        {"role": "user", "content": "No, it is A) 0.01 because drops are 0.5-1%."},
-    ]))
+    transcript.write_text(
+        json.dumps(
+            [
+                {"role": "user", "content": "Concentration of tropicamide? A) 0.01 B) 0.02"},
+                {"role": "assistant", "content": "B"},
+                {"role": "user", "content": "No, it is A) 0.01 because drops are 0.5-1%."},
+            ]
+        )
+    )
     code, out, err = run(capsys, "memory", "build", str(transcript), "--user", "u1", "--json")
     assert code == 0, err
     report = json.loads(out)
-    assert report["counts"] == {"residual": {"queued": 1}, "user_question": {"committed": 1},
-                                "llm_response": {"committed": 1}}
+    assert report["counts"] == {
+        "residual": {"queued": 1},
+        "user_question": {"committed": 1},
+        "llm_response": {"committed": 1},
+    }
     code, out, _ = run(capsys, "review", "list", "--json")
     pending = json.loads(out)
     assert [p["text"] for p in pending] == ["Tropicamide drops are 0.5% to 1% strength."]

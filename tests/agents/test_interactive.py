@@ -12,16 +12,23 @@ from tests.scenarios.fake_society import society
 
 
 async def test_session_commands_and_build_on_exit(engine: MemoryEngine) -> None:
-    engine.add("Tropicamide drops: the correct answer is A) 0.01 for the strength question.", MemoryType.RESIDUAL,
-               "sme", source=Source.SME, now=NOW)
-    lines = iter([
-        "Concentration of tropicamide:\nA) 0.01\nB) 0.02",
-        "/feedback good",
-        "/remember I prefer answers as decimals",
-        "/memories",
-        "/bogus",
-        "/quit",
-    ])
+    engine.add(
+        "Tropicamide drops: the correct answer is A) 0.01 for the strength question.",
+        MemoryType.RESIDUAL,
+        "sme",
+        source=Source.SME,
+        now=NOW,
+    )
+    lines = iter(
+        [
+            "Concentration of tropicamide:\nA) 0.01\nB) 0.02",
+            "/feedback good",
+            "/remember I prefer answers as decimals",
+            "/memories",
+            "/bogus",
+            "/quit",
+        ]
+    )
     printed: list[str] = []
     session = ChatSession(engine, society(), "alice", session_id="s1", sme=False)
     report = await session.loop(input_fn=lambda prompt: next(lines), print_fn=printed.append)

@@ -62,10 +62,16 @@ def test_relevance_floor_keeps_unrelated_memories_out(settings: Settings) -> Non
 
     engine = MemoryEngine.open(settings, embedder=OnnxMiniLM())
     try:
-        engine.add("The standard error of a proportion is sqrt(p(1-p)/n).", MemoryType.RESIDUAL, "sme",
-                   source=Source.SME, now=T0)
-        engine.add("Tropicamide eye drops are used at 0.5% to 1%.", MemoryType.RESIDUAL, "sme", source=Source.SME,
-                   now=T0)
+        engine.add(
+            "The standard error of a proportion is sqrt(p(1-p)/n).",
+            MemoryType.RESIDUAL,
+            "sme",
+            source=Source.SME,
+            now=T0,
+        )
+        engine.add(
+            "Tropicamide eye drops are used at 0.5% to 1%.", MemoryType.RESIDUAL, "sme", source=Source.SME, now=T0
+        )
         for _ in range(30):  # a memory recalled very often must still not be lifted into unrelated prompts
             engine.mark_injected([engine.list(types=[MemoryType.RESIDUAL])[0].id], now=T0)
         hits = engine.search("Which nerve supplies the lateral rectus muscle?", "bob", now=T0, k=3).all_hits()

@@ -15,25 +15,34 @@ from autogen_core.models import LLMMessage, SystemMessage, UserMessage
 from pydantic import BaseModel
 
 from agents.fakes import FunctionChatClient
-from agents.schemas import Extraction, JudgeReply
+from agents.schemas import Extraction, ResidualExtraction, ResponseExtraction
 
 _ANSWER = re.compile(r"answer is ([A-D])\) (.+?)(?=[,:;]|\.\s|\.$|\.'|$)", re.I | re.M)
 _OPTION = re.compile(r"^([A-D])\) (.+)$", re.M)
 
 
-def _extract(prompt: str) -> str:
+def _extract(prompt: str, model: type[BaseModel]) -> str:
     conversation = prompt.split("<conversation>")[-1]
-    said = [line[6:] for line in conversation.splitlines() if line.startswith("User: ")]
+    said = [line.split(": ", 1)[1] for line in conversation.splitlines() if line.startswith(("User: ", "Expert: "))]
     question = said[0].splitlines()[0] if said else "the question"
     found = _ANSWER.search(conversation)
     answer = f"{found.group(1)}) {found.group(2).strip()}" if found else "unknown"
-    if "RESIDUAL" in prompt:
-        texts = [" ".join(said[1:]) or "The expert clarified the topic."]
-    elif "USER-QUESTION" in prompt:
-        texts = [f"The user checks answers to questions like: {question}"]
-    else:
-        texts = [f"For the question '{question}' the accepted answer is {answer}."]
-    return json.dumps({"memories": [{"text": t[:380], "category": "fact"} for t in texts]})
+    if model is ResidualExtraction:
+        return json.dumps(
+            {"corrected_fact": (" ".join(said[1:]) or "The expert clarified the topic.")[:290], "more_facts": []}
+        )
+    if model is ResponseExtraction:
+        return json.dumps(
+            {
+                "topic": f"the question '{question[:120]}'",
+                "final_answer": answer,
+                "reason": "the expert explained it",
+                "avoid": "",
+            }
+        )
+    return json.dumps(
+        {"memories": [{"text": f"The user checks answers to questions like: {question}"[:380], "category": "fact"}]}
+    )
 
 
 def _answer(messages: Sequence[LLMMessage]) -> str:
@@ -52,19 +61,18 @@ def _answer(messages: Sequence[LLMMessage]) -> str:
 def _judge(prompt: str) -> str:
     old = prompt.split("OLD: ")[-1].split("\n")[0].lower()
     new = prompt.split("NEW: ")[-1].split("\n")[0].lower()
-    if old == new:
-        return json.dumps({"verdict": "same"})
-    if "prefer" in old and "prefer" in new:
-        return json.dumps({"verdict": "contradicts"})
-    return json.dumps({"verdict": "independent"})
+    same_attribute = old == new or ("prefer" in old and "prefer" in new)
+    return json.dumps(
+        {"old_about": old[:40], "new_about": new[:40], "same_attribute": same_attribute, "same_value": old == new}
+    )
 
 
 def reply(messages: Sequence[LLMMessage], model: type[BaseModel] | None) -> str:
     """The scripted society's reply to one call."""
     system = str(messages[0].content) if messages else ""
-    if model is Extraction:
-        return _extract(system)
-    if model is JudgeReply:
+    if model in (Extraction, ResidualExtraction, ResponseExtraction):
+        return _extract(system, model)
+    if model is not None and model.__name__ == "JudgeReply":
         return _judge(system)
     if model is not None and model.__name__.startswith("FactChecks"):
         count = len(re.findall(r"^\d+\. ", system.split("<memories>")[-1], re.M))
