@@ -54,8 +54,9 @@ def ask(question: str, domain: Annotated[str, typer.Option(help="Domain named in
     from agents.ask import ask as ask_agent
     from agents.providers import build_client
 
-    client = build_client(load_settings())
-    sys.stdout.write(asyncio.run(ask_agent(client, question, domain)) + "\n")
+    settings = load_settings()
+    client = build_client(settings)
+    sys.stdout.write(asyncio.run(ask_agent(client, question, domain, settings.model.base_url)) + "\n")
 
 
 def _run_lifecycle(scenario_ref: str, out_dir: Path | None, stages: str | None, as_json: bool) -> None:
@@ -175,8 +176,8 @@ def chat(
 
 
 def _user_errors() -> tuple[type[BaseException], ...]:
+    from agents.errors import ProviderError
     from agents.local_model import ModelError
-    from agents.providers import ProviderError
     from memory.config import ConfigError
     from memory.embedder import EmbedderError
     from memory.engine import UnknownMemoryError

@@ -6,28 +6,42 @@ from autogen_core.models import ChatCompletionClient
 
 from agents.schemas import FactCheckReply, JudgeReply, fact_check_batch
 from agents.structured import UsageLog, call_structured, system, user
-from memory.conflicts import Verdict
+from memory.conflicts import Assessment, ConflictConfig, Verdict, combine
 from prompts import render
 
 
 class LLMJudge:
     """Asks the model whether a new memory is the same as, contradicts, or is independent of an old one."""
 
-    def __init__(self, client: ChatCompletionClient, usage: UsageLog | None = None, name: str = "conflict_resolver"):
+    def __init__(
+        self,
+        client: ChatCompletionClient,
+        usage: UsageLog | None = None,
+        name: str = "conflict_resolver",
+        config: ConflictConfig | None = None,
+    ):
         """Use ``client`` for the verdicts; calls are counted in ``usage``."""
         self.client, self.usage, self.name = client, usage, name
+        self.config = config or ConflictConfig()
         self.failures: list[str] = []
 
-    async def judge(self, new_text: str, old_text: str) -> Verdict:
-        """The verdict, or UNSURE (keep both) when the model's reply cannot be used."""
+    async def assess(self, new_text: str, old_text: str) -> JudgeReply | None:
+        """The model's decomposed answer about the pair, or None when its reply cannot be used."""
         prompt = render("judge_conflict", old=_quote(old_text), new=_quote(new_text))
         outcome = await call_structured(
-            self.client, self.name, [system(prompt), user("Give the verdict as JSON.")], JudgeReply, self.usage
+            self.client, self.name, [system(prompt), user("Give the answer as JSON.")], JudgeReply, self.usage
         )
         if outcome.value is None:
             self.failures.append(outcome.error or "no verdict")
-            return Verdict.UNSURE
-        return outcome.value.to_verdict()
+        return outcome.value
+
+    async def judge(self, new_text: str, old_text: str, similarity: float) -> Verdict:
+        """The verdict from the model's answer combined with the embedding similarity."""
+        reply = await self.assess(new_text, old_text)
+        assessment = (
+            None if reply is None else Assessment(same_attribute=reply.same_attribute, same_value=reply.same_value)
+        )
+        return combine(assessment, similarity, self.config)
 
 
 class FactChecker:

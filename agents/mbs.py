@@ -136,11 +136,11 @@ def resolver_step(engine: MemoryEngine, client: ChatCompletionClient) -> Step:
     """The conflict resolver: judge only the pairs the similarity check flags."""
 
     async def step(state: BuildState) -> str:
-        judge = LLMJudge(client, state.usage)
+        judge = LLMJudge(client, state.usage, config=engine.config.conflicts)
         judged = 0
         for candidate in state.candidates:
-            for record, _ in engine.conflict_candidates(candidate.text, candidate.type, state.user_id):
-                verdict = await judge.judge(candidate.text, record.text)
+            for record, similarity in engine.conflict_candidates(candidate.text, candidate.type, state.user_id):
+                verdict = await judge.judge(candidate.text, record.text, similarity)
                 candidate.verdicts[record.id] = verdict
                 candidate.verdict_by_text[record.text] = verdict
                 if verdict is not Verdict.INDEPENDENT:
@@ -309,7 +309,7 @@ async def remember_with_judge(
     """
     judge = LLMJudge(client, usage)
     verdicts = {
-        record.text: await judge.judge(text, record.text)
-        for record, _ in engine.conflict_candidates(text, MemoryType.USER_QUESTION, user_id)
+        record.text: await judge.judge(text, record.text, similarity)
+        for record, similarity in engine.conflict_candidates(text, MemoryType.USER_QUESTION, user_id)
     }
     return engine.remember(text, user_id, judge=_Verdicts(verdicts), actor=f"user:{user_id}")

@@ -39,18 +39,14 @@ from autogen_core.models import (
 )
 from autogen_core.tools import Tool, ToolSchema
 from autogen_ext.models.llama_cpp import LlamaCppChatCompletionClient
-from autogen_ext.models.openai import (
-    AzureOpenAIChatCompletionClient,
-    BaseOpenAIChatCompletionClient,
-    OpenAIChatCompletionClient,
-)
-from autogen_ext.models.openai.config import AzureOpenAIClientConfiguration, OpenAIClientConfiguration
 from autogen_ext.models.replay import ReplayChatCompletionClient
 from llama_cpp.llama_cache import LlamaRAMCache
 from pydantic import BaseModel
 
+from agents.errors import ProviderError, TruncatedOutputError, truncated_message
 from agents.local_model import QWEN_CODER_1_5B, ModelError, resolve_model_path
-from memory.config import ConfigError, ModelConfig, Provider, SchemaMode, Settings
+from agents.remote import azure_client, openai_client
+from memory.config import ConfigError, ModelConfig, Provider, Settings
 
 #: What the embedded llama.cpp model can do through AutoGen. ``function_calling`` is False on
 #: purpose: llama.cpp's generic chat handler renders tools into the prompt but never parses tool
@@ -58,23 +54,6 @@ from memory.config import ConfigError, ModelConfig, Provider, SchemaMode, Settin
 LOCAL_MODEL_INFO = ModelInfo(
     vision=False, function_calling=False, json_output=True, structured_output=True, family=ModelFamily.UNKNOWN
 )
-#: Capabilities assumed for an OpenAI-compatible model that AutoGen does not know by name.
-GENERIC_MODEL_INFO = ModelInfo(
-    vision=False, function_calling=True, json_output=True, structured_output=True, family=ModelFamily.UNKNOWN
-)
-
-
-class ProviderError(RuntimeError):
-    """The model endpoint cannot be used right now; the message is one line saying why."""
-
-
-class TruncatedOutputError(ProviderError):
-    """A JSON reply stopped at the token limit; ``result`` holds the partial completion."""
-
-    def __init__(self, message: str, result: CreateResult) -> None:
-        """Keep the partial ``result`` next to the message."""
-        super().__init__(message)
-        self.result = result
 
 
 @dataclass
@@ -145,7 +124,7 @@ class LocalChatClient(ChatCompletionClient):
                     task.exception()
                 raise
         if result.finish_reason == "length" and json_output not in (None, False):
-            raise TruncatedOutputError(_truncated_message(args.get("max_tokens")), result)
+            raise TruncatedOutputError(truncated_message(args.get("max_tokens")), result)
         return result
 
     async def create_stream(
@@ -192,83 +171,6 @@ class LocalChatClient(ChatCompletionClient):
         return LOCAL_MODEL_INFO
 
 
-class _JsonGuard(BaseOpenAIChatCompletionClient):
-    """Mixin for the OpenAI clients: cut-off JSON raises, and schemas can use llama.cpp's dialect."""
-
-    _schema_mode: SchemaMode = SchemaMode.JSON_SCHEMA
-    _max_tokens: int | None = None
-
-    async def create(
-        self,
-        messages: Sequence[LLMMessage],
-        *,
-        tools: Sequence[Tool | ToolSchema] = [],
-        tool_choice: Tool | Literal["auto", "required", "none"] = "auto",
-        json_output: bool | type[BaseModel] | None = None,
-        extra_create_args: Mapping[str, Any] = {},
-        cancellation_token: CancellationToken | None = None,
-    ) -> CreateResult:
-        """As the parent; a JSON reply cut at the token limit raises :class:`TruncatedOutputError`.
-
-        With ``SchemaMode.JSON_OBJECT`` a pydantic ``json_output`` is sent as
-        ``{"type": "json_object", "schema": ...}`` (what ``llama_cpp.server`` understands) instead of
-        OpenAI's ``json_schema`` structured outputs; the reply text is the JSON either way.
-        """
-        extra = dict(extra_create_args)
-        limit = extra.get("max_tokens", self._max_tokens)
-        wanted_json = json_output not in (None, False)
-        if self._schema_mode is SchemaMode.JSON_OBJECT and isinstance(json_output, type):
-            extra["response_format"] = {"type": "json_object", "schema": json_output.model_json_schema()}
-            json_output = None
-        try:
-            result = await super().create(
-                messages,
-                tools=tools,
-                tool_choice=tool_choice,
-                json_output=json_output,
-                extra_create_args=extra,
-                cancellation_token=cancellation_token,
-            )
-        except openai.LengthFinishReasonError as exc:  # raised by the structured-outputs (parse) path
-            choices, usage = exc.completion.choices, exc.completion.usage
-            partial = CreateResult(
-                finish_reason="length",
-                content=(choices[0].message.content if choices else None) or "",
-                usage=RequestUsage(
-                    prompt_tokens=usage.prompt_tokens if usage else 0,
-                    completion_tokens=usage.completion_tokens if usage else 0,
-                ),
-                cached=False,
-            )
-            raise TruncatedOutputError(_truncated_message(limit), partial) from exc
-        if wanted_json and result.finish_reason == "length":
-            raise TruncatedOutputError(_truncated_message(limit), result)
-        return result
-
-
-def _truncated_message(limit: object) -> str:
-    return f"the model's JSON reply was cut off at max_tokens={limit}: raise MARK_MAX_TOKENS or shorten the prompt"
-
-
-class OpenAICompatibleClient(_JsonGuard, OpenAIChatCompletionClient):
-    """``OpenAIChatCompletionClient`` that never returns cut-off JSON and can speak llama.cpp's schema dialect."""
-
-    def __init__(self, config: OpenAIClientConfiguration, schema_mode: SchemaMode) -> None:
-        """Build the AutoGen client from ``config``; ``schema_mode`` picks how schemas are sent."""
-        super().__init__(**config)
-        self._schema_mode = schema_mode
-        self._max_tokens = config.get("max_tokens")
-
-
-class AzureChatClient(_JsonGuard, AzureOpenAIChatCompletionClient):
-    """``AzureOpenAIChatCompletionClient`` that raises :class:`TruncatedOutputError` on cut-off JSON."""
-
-    def __init__(self, config: AzureOpenAIClientConfiguration) -> None:
-        """Build the AutoGen client from ``config``."""
-        super().__init__(**config)
-        self._max_tokens = config.get("max_tokens")
-
-
 def _shared_llama(path: Path, cfg: ModelConfig) -> _SharedLlama:
     """Load ``path`` once per (path, n_ctx, n_threads) in this process."""
     key = (str(path.resolve()), cfg.n_ctx, cfg.n_threads)
@@ -287,7 +189,9 @@ def _shared_llama(path: Path, cfg: ModelConfig) -> _SharedLlama:
             except ValueError as exc:
                 raise ModelError(f"llama.cpp cannot load {path} ({exc}): check the file or MARK_N_CTX") from exc
             if cfg.prompt_cache_mb:
-                # every role re-sends its long instructions: keep evaluated prefixes so only the new tail is read
+                # opt-in: a saved llama.cpp state holds the logits of every prompt token (~0.6 MB per token
+                # for a 152k vocabulary), so the copies cost more than they save on 2 cores; without it,
+                # llama.cpp still reuses the prefix shared with the previous call
                 client.llm.set_cache(LlamaRAMCache(capacity_bytes=cfg.prompt_cache_mb << 20))
             _LLAMAS[key] = _SharedLlama(client)
         return _LLAMAS[key]
@@ -313,61 +217,12 @@ def build_client(settings: Settings) -> ChatCompletionClient:
         path = resolve_model_path(cfg, settings.models_dir)
         return LocalChatClient(_shared_llama(path, cfg), temperature=cfg.temperature, max_tokens=cfg.max_tokens)
     if cfg.provider == Provider.OPENAI:
-        return _openai_client(cfg)
+        return openai_client(cfg)
     if cfg.provider == Provider.AZURE:
-        return _azure_client(cfg)
+        return azure_client(cfg)
     if cfg.provider == Provider.REPLAY:
         return replay_client(_read_replies(cfg.replay_file))
     raise ConfigError(f"unknown model provider {cfg.provider!r}: use one of {', '.join(p.value for p in Provider)}")
-
-
-def _openai_client(cfg: ModelConfig) -> OpenAICompatibleClient:
-    if cfg.base_url is None and not cfg.api_key:
-        raise ConfigError("provider openai needs MARK_API_KEY, or MARK_BASE_URL for a local OpenAI-compatible server")
-    config = OpenAIClientConfiguration(
-        model=cfg.model,
-        api_key=cfg.api_key or "not-needed",
-        temperature=cfg.temperature,
-        max_tokens=cfg.max_tokens,
-        timeout=cfg.timeout_s,
-    )
-    if cfg.base_url is not None:
-        config["base_url"] = cfg.base_url
-    try:
-        return OpenAICompatibleClient(config, cfg.schema_mode)
-    except ValueError:  # "model_info is required when model name is not a valid OpenAI model"
-        config["model_info"] = GENERIC_MODEL_INFO
-        return OpenAICompatibleClient(config, cfg.schema_mode)
-
-
-def _azure_client(cfg: ModelConfig) -> AzureChatClient:
-    missing = [
-        name
-        for name, value in (
-            ("MARK_BASE_URL (the Azure endpoint)", cfg.base_url),
-            ("MARK_AZURE_DEPLOYMENT", cfg.azure_deployment),
-            ("MARK_API_KEY", cfg.api_key),
-        )
-        if not value
-    ]
-    if missing:
-        raise ConfigError(f"provider azure needs {', '.join(missing)}")
-    assert cfg.base_url and cfg.azure_deployment and cfg.api_key  # narrowed by the check above
-    config = AzureOpenAIClientConfiguration(
-        model=cfg.model,
-        azure_endpoint=cfg.base_url,
-        azure_deployment=cfg.azure_deployment,
-        api_version=cfg.api_version,
-        api_key=cfg.api_key,
-        temperature=cfg.temperature,
-        max_tokens=cfg.max_tokens,
-        timeout=cfg.timeout_s,
-    )
-    try:
-        return AzureChatClient(config)
-    except ValueError:
-        config["model_info"] = GENERIC_MODEL_INFO
-        return AzureChatClient(config)
 
 
 def _read_replies(path: Path | None) -> list[str]:
@@ -425,3 +280,16 @@ async def ping(client: ChatCompletionClient, *, endpoint: str | None = None, tim
         raise ProviderError(f"the model endpoint at {where} answered HTTP {exc.status_code}: {exc.message}") from exc
     except OSError as exc:
         raise ProviderError(f"cannot reach the model endpoint at {where}: {exc}") from exc
+
+
+__all__ = [
+    "LOCAL_MODEL_INFO",
+    "LocalChatClient",
+    "ProviderError",
+    "TruncatedOutputError",
+    "build_client",
+    "describe_provider",
+    "ping",
+    "release_local_models",
+    "replay_client",
+]

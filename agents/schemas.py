@@ -3,10 +3,27 @@
 from __future__ import annotations
 
 from enum import Enum
+from typing import Annotated
 
-from pydantic import BaseModel, ConfigDict, Field, create_model, field_validator
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, create_model, field_validator
 
 from memory.conflicts import Verdict
+
+
+def bounded(low: int, high: int) -> AfterValidator:
+    """A string length check done after parsing, NOT put in the JSON schema.
+
+    llama.cpp turns ``minLength``/``maxLength`` into bounded repetitions that blow up its grammar
+    and make every generated token slow; out-of-range replies get the usual repair retry instead.
+    """
+
+    def check(value: str) -> str:
+        value = " ".join(value.split())
+        if not low <= len(value) <= high:
+            raise ValueError(f"must be {low} to {high} characters, got {len(value)}")
+        return value
+
+    return AfterValidator(check)
 
 
 class ExtractedCategory(str, Enum):
@@ -23,7 +40,7 @@ class ExtractedMemory(BaseModel):
 
     model_config = ConfigDict(extra="ignore")
 
-    text: str = Field(min_length=8, max_length=400)
+    text: Annotated[str, bounded(8, 400)]
     category: ExtractedCategory = ExtractedCategory.FACT
 
     @field_validator("text")
@@ -57,8 +74,8 @@ class ResidualExtraction(BaseModel):
 
     model_config = ConfigDict(extra="ignore")
 
-    corrected_fact: str = Field(min_length=8, max_length=300)
-    more_facts: list[str] = Field(default_factory=list, max_length=3)
+    corrected_fact: Annotated[str, bounded(8, 300)]
+    more_facts: list[Annotated[str, bounded(0, 300)]] = Field(default_factory=list, max_length=3)
 
     def to_memories(self) -> list[ExtractedMemory]:
         """The corrected fact, then the others (too short ones dropped)."""
@@ -73,10 +90,10 @@ class ResponseExtraction(BaseModel):
 
     model_config = ConfigDict(extra="ignore")
 
-    topic: str = Field(min_length=3, max_length=160)
-    final_answer: str = Field(min_length=1, max_length=160)
-    reason: str = Field(default="", max_length=300)
-    avoid: str = Field(default="", max_length=300)
+    topic: Annotated[str, bounded(3, 160)]
+    final_answer: Annotated[str, bounded(1, 160)]
+    reason: Annotated[str, bounded(0, 300)] = ""
+    avoid: Annotated[str, bounded(0, 300)] = ""
 
     def to_memories(self) -> list[ExtractedMemory]:
         """Accepted answer, why it was accepted, and the mistake to avoid."""
@@ -108,8 +125,8 @@ class JudgeReply(BaseModel):
 
     model_config = ConfigDict(extra="ignore")
 
-    old_about: str = Field(max_length=120)
-    new_about: str = Field(max_length=120)
+    old_about: Annotated[str, bounded(0, 160)]
+    new_about: Annotated[str, bounded(0, 160)]
     same_attribute: bool
     same_value: bool
 
@@ -127,7 +144,7 @@ class FactCheckReply(BaseModel):
 
     n: int = Field(default=1, ge=1)
     score: float = Field(json_schema_extra={"enum": [0, 0.5, 1]})
-    reason: str = Field(default="", max_length=400)
+    reason: Annotated[str, bounded(0, 400)] = ""
 
     @field_validator("score")
     @classmethod
@@ -142,7 +159,7 @@ class KeyPoints(BaseModel):
 
     model_config = ConfigDict(extra="ignore")
 
-    points: list[str] = Field(min_length=1, max_length=8)
+    points: list[Annotated[str, bounded(1, 160)]] = Field(min_length=1, max_length=8)
 
 
 def fact_check_batch(count: int) -> type[BaseModel]:

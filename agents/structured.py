@@ -17,7 +17,7 @@ from typing import Generic, TypeVar
 from autogen_core.models import AssistantMessage, ChatCompletionClient, LLMMessage, SystemMessage, UserMessage
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from agents.providers import TruncatedOutputError
+from agents.errors import TruncatedOutputError
 
 log = logging.getLogger("mark.agents")
 T = TypeVar("T", bound=BaseModel)

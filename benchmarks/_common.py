@@ -12,6 +12,7 @@ import os
 import platform
 import resource
 import shutil
+import subprocess
 import tempfile
 import time
 from collections.abc import Callable, Iterator, Sequence
@@ -114,6 +115,7 @@ def machine_info() -> dict[str, Any]:
         except importlib.metadata.PackageNotFoundError:
             versions[package] = "absent"
     return {
+        "code": code_version(),
         "date": datetime.now(UTC).isoformat(timespec="seconds"),
         "cores": os.cpu_count(),
         "cpu": cpu,
@@ -122,6 +124,19 @@ def machine_info() -> dict[str, Any]:
         "loadavg_at_start": [round(x, 2) for x in os.getloadavg()],
         "versions": versions,
     }
+
+
+def code_version() -> dict[str, Any]:
+    """The commit measured and which engine files differed from it (read-only git calls)."""
+    try:
+        head = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True)
+        dirty = subprocess.run(
+            ["git", "status", "--porcelain", "--", "memory"], cwd=ROOT, capture_output=True, text=True
+        )
+    except OSError:
+        return {"commit": "unknown"}
+    changed = [line[3:] for line in dirty.stdout.splitlines() if line.strip()]
+    return {"commit": head.stdout.strip() or "unknown", "memory_files_changed_since_commit": changed}
 
 
 def rss_mb() -> dict[str, float]:
@@ -394,16 +409,27 @@ def make_record(
     )
 
 
+def skewed_users(user_ids: Sequence[str], every: int) -> list[str]:
+    """Every ``every``-th user (0: none) has a skewed type mix, see :func:`build_dataset`."""
+    return list(user_ids[every - 1 :: every]) if every else []
+
+
 def build_dataset(
-    pool: VectorPool, users: int, per_user: int, residual: int, seed: int
+    pool: VectorPool, users: int, per_user: int, residual: int, seed: int, skew_every: int = 0
 ) -> tuple[list[MemoryRecord], np.ndarray, list[str]]:
-    """``users`` x ``per_user`` personal memories (half user_question, half llm_response) + ``residual``."""
+    """``users`` x ``per_user`` personal memories + ``residual`` domain memories.
+
+    Users hold half user_question, half llm_response memories, except every ``skew_every``-th user
+    (see :func:`skewed_users`), who holds 5 user_question and ``per_user - 5`` llm_response memories.
+    """
     rng = np.random.default_rng(seed)
     user_ids = [f"user-{i:05d}" for i in range(users)]
+    skewed = set(skewed_users(user_ids, skew_every))
     records: list[MemoryRecord] = []
     chunks: list[np.ndarray] = []
     for user_id in user_ids:
-        halves = ((MemoryType.USER_QUESTION, per_user // 2), (MemoryType.LLM_RESPONSE, per_user - per_user // 2))
+        questions = 5 if user_id in skewed else per_user // 2
+        halves = ((MemoryType.USER_QUESTION, questions), (MemoryType.LLM_RESPONSE, per_user - questions))
         for memory_type, count in halves:
             texts, vectors = pool.draw(memory_type, count, rng)
             records.extend(make_record(t, memory_type, user_id, rng) for t in texts)

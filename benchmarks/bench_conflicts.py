@@ -75,9 +75,13 @@ def fact_records(rows: list[dict[str, Any]]) -> tuple[list[MemoryRecord], list[l
 
 def candidates(engine: MemoryEngine, user_id: str, text: str) -> list[tuple[MemoryRecord, float]]:
     """``engine.add``'s neighbour lookup for a new user_question memory, sorted by similarity."""
-    vector = engine.embedder.embed([text])[0]
-    neighbours = engine.store.query(user_id, vector, 20, STATUS_WHERE)
-    neighbours = [(r, s) for r, s in neighbours if r.type is MemoryType.USER_QUESTION and r.user_id == user_id]
+    lookup = getattr(engine, "neighbours", None)
+    if lookup is not None:
+        neighbours = lookup(text, MemoryType.USER_QUESTION, user_id)
+    else:  # engines before commit b249c7e
+        vector = engine.embedder.embed([text])[0]
+        neighbours = engine.store.query(user_id, vector, 20, STATUS_WHERE)
+        neighbours = [(r, s) for r, s in neighbours if r.type is MemoryType.USER_QUESTION and r.user_id == user_id]
     return sorted(neighbours, key=lambda pair: pair[1], reverse=True)
 
 
@@ -131,6 +135,28 @@ def distribution(values: list[float]) -> dict[str, Any]:
     counts, _ = np.histogram(np.clip(arr, 0.0, 1.0), bins=BINS)
     hist = {f"{lo:.1f}-{hi:.1f}": int(c) for lo, hi, c in zip(BINS[:-1], BINS[1:], counts, strict=True)}
     return {"n": int(arr.size), **pct, "histogram": hist}
+
+
+def band_shares(results: list[dict[str, Any]], cfg: dict[str, Any]) -> dict[str, Any]:
+    """Where the similarities fall relative to the judge bands in ``ConflictConfig`` (when it has them).
+
+    Without a model answer, ``conflicts.combine`` calls a pair SAME at or above ``same_band``, UNSURE in
+    ``[contradiction_band, same_band)`` and INDEPENDENT below; ``SimilarityJudge`` calls SAME at or above
+    ``duplicate_threshold``.
+    """
+    n = len(results)
+    best = [max(r["target_sims"]) for r in results]
+    other = [r["best_other_sim"] if r["best_other_sim"] is not None else -1.0 for r in results]
+    out: dict[str, Any] = {}
+    for key in ("duplicate_threshold", "same_band", "contradiction_band", "candidate_threshold"):
+        if key in cfg:
+            cut = float(cfg[key])
+            out[key] = {
+                "value": cut,
+                "share_rows_overridden_fact_at_or_above": round(sum(b >= cut for b in best) / n, 4),
+                "share_rows_other_fact_at_or_above": round(sum(o >= cut for o in other) / n, 4),
+            }
+    return out
 
 
 def summarize_rows(results: list[dict[str, Any]], threshold: float) -> dict[str, Any]:
@@ -196,6 +222,19 @@ def report(summary: dict[str, Any], checks: dict[str, Any] | None) -> None:
     )
     hist = summary["similarity"]["best_target_per_row"]["histogram"]
     say("  histogram of the best overridden fact's similarity: " + ", ".join(f"{k}: {v}" for k, v in hist.items()))
+    say("  best overridden fact / best OTHER fact at or above each configured cut:")
+    print_table(
+        ["cut", "value", "overridden fact", "other fact"],
+        [
+            [
+                k,
+                v["value"],
+                f"{v['share_rows_overridden_fact_at_or_above']:.1%}",
+                f"{v['share_rows_other_fact_at_or_above']:.1%}",
+            ]
+            for k, v in summary["bands"].items()
+        ],
+    )
     if checks:
         say(
             f"  engine.add cross-check: judged candidates agree with the replicated lookup in "
@@ -241,6 +280,7 @@ def main(argv: list[str] | None = None) -> int:
         finally:
             engine.close()
     summary = summarize_rows(results, engine.config.conflicts.candidate_threshold)
+    summary["bands"] = band_shares(results, engine.config.conflicts.model_dump())
     report(summary, checks)
     top1 = summary["share"]["top1_any"]
     say(

@@ -41,7 +41,7 @@ from typing import Any
 from _common import ROOT, machine_info, print_table, say, summarize, write_results
 
 from memory.config import load_settings
-from memory.conflicts import ConflictConfig, SimilarityJudge, Verdict
+from memory.conflicts import Assessment, ConflictConfig, SimilarityJudge, Verdict, combine
 from memory.embedder import build_embedder, cosine
 
 DATA = ROOT.parent / "shared" / "data" / "letta_core_memory" / "update_pairs_dev.jsonl"
@@ -135,30 +135,73 @@ def report_similarity(result: dict[str, Any]) -> None:
     print_table(["class", "mean", "min", "median", "max", "flagged"], rows)
 
 
-async def judge_all(pairs: Sequence[Pair], client: Any) -> tuple[list[str], list[float], Any, list[str]]:
+async def judge_all(
+    pairs: Sequence[Pair], client: Any, sims: Sequence[float]
+) -> tuple[list[str], list[float], Any, list[str], list[Any]]:
+    """Ask the model once per pair; the verdict is the engine's hybrid (model answer + similarity)."""
     from agents.checks import LLMJudge
     from agents.structured import UsageLog
 
     warm = time.perf_counter()
-    await LLMJudge(client, UsageLog()).judge("The clinic opens at 9 am.", "The clinic opens at nine in the morning.")
+    await LLMJudge(client, UsageLog()).assess("The clinic opens at 9 am.", "The clinic opens at nine in the morning.")
     say(f"  warm-up judgement (not counted): {time.perf_counter() - warm:.1f} s")
     usage = UsageLog()
     judge = LLMJudge(client, usage)
     verdicts: list[str] = []
     seconds: list[float] = []
+    replies: list[Any] = []
     start = time.perf_counter()
-    for n, pair in enumerate(pairs, start=1):
+    for n, (pair, sim) in enumerate(zip(pairs, sims, strict=True), start=1):
         t0 = time.perf_counter()
-        verdict: Verdict = await judge.judge(pair.new, pair.old)
+        reply = await judge.assess(pair.new, pair.old)
         seconds.append(time.perf_counter() - t0)
+        replies.append(None if reply is None else reply.model_dump())
+        verdict: Verdict = combine(_assessment(replies[-1]), sim, ConflictConfig())
         verdicts.append(verdict.value)
         if n % 10 == 0 or n == len(pairs):
             done = sum(v == p.expected for v, p in zip(verdicts, pairs, strict=False))
             say(f"  {n}/{len(pairs)} judged, {done} correct, {time.perf_counter() - start:.0f} s")
-    return verdicts, seconds, usage, judge.failures
+    return verdicts, seconds, usage, judge.failures, replies
 
 
-def run_llm(pairs: Sequence[Pair], settings: Any) -> dict[str, Any]:
+def _assessment(reply: dict[str, Any] | None) -> Assessment | None:
+    return None if reply is None else Assessment(same_attribute=reply["same_attribute"], same_value=reply["same_value"])
+
+
+def variants(pairs: Sequence[Pair], replies: Sequence[Any], sims: Sequence[float]) -> dict[str, Any]:
+    """Model alone, similarity bands alone, and bands fitted on a dev half, scored on the held-out half."""
+    model_only = [
+        "unsure"
+        if r is None
+        else ("independent" if not r["same_attribute"] else "same" if r["same_value"] else "contradicts")
+        for r in replies
+    ]
+    bands_only = [combine(None, s, ConflictConfig()).value for s in sims]
+    index = {c: [i for i, p in enumerate(pairs) if p.expected == c] for c in CLASSES}
+    dev = sorted(i for c in CLASSES for i in index[c][: len(index[c]) // 2])
+    held = sorted(i for c in CLASSES for i in index[c][len(index[c]) // 2 :])
+    best = (-1.0, 0.92, 0.63)
+    for high in [x / 100 for x in range(85, 99)]:
+        for low in [x / 100 for x in range(45, 85)]:
+            if low >= high:
+                continue
+            cfg = ConflictConfig(same_band=high, contradiction_band=low)
+            hits = sum(combine(_assessment(replies[i]), sims[i], cfg).value == pairs[i].expected for i in dev)
+            best = max(best, (hits / len(dev), high, low))
+    fitted = ConflictConfig(same_band=best[1], contradiction_band=best[2])
+    held_pairs = [pairs[i] for i in held]
+    return {
+        "model_only": score(pairs, model_only),
+        "similarity_bands_only": score(pairs, bands_only),
+        "fitted_on_dev": {"same_band": best[1], "contradiction_band": best[2], "dev_accuracy": round(best[0], 4)},
+        "held_out_fitted": score(held_pairs, [combine(_assessment(replies[i]), sims[i], fitted).value for i in held]),
+        "held_out_default": score(
+            held_pairs, [combine(_assessment(replies[i]), sims[i], ConflictConfig()).value for i in held]
+        ),
+    }
+
+
+def run_llm(pairs: Sequence[Pair], settings: Any, sims: Sequence[float]) -> dict[str, Any]:
     from agents.providers import build_client, release_local_models
 
     t0 = time.perf_counter()
@@ -166,7 +209,7 @@ def run_llm(pairs: Sequence[Pair], settings: Any) -> dict[str, Any]:
     load_s = time.perf_counter() - t0
     say(f"  model client ready in {load_s:.1f} s; judging {len(pairs)} pairs...")
     try:
-        verdicts, seconds, usage, failures = asyncio.run(judge_all(pairs, client))
+        verdicts, seconds, usage, failures, replies = asyncio.run(judge_all(pairs, client, sims))
     finally:
         release_local_models()
     result = score(pairs, verdicts)
@@ -181,16 +224,19 @@ def run_llm(pairs: Sequence[Pair], settings: Any) -> dict[str, Any]:
             "completion_tokens": totals.completion_tokens,
             "rejected_replies": totals.failures,
             "failure_reasons": failures,
+            "variants": variants(pairs, replies, sims),
             "per_pair": [
                 {
                     "expected": p.expected,
                     "verdict": v,
+                    "reply": r,
+                    "similarity": round(sim, 4),
                     "seconds": round(s, 3),
                     "source": p.source,
                     "old": p.old,
                     "new": p.new,
                 }
-                for p, v, s in zip(pairs, verdicts, seconds, strict=True)
+                for p, v, s, r, sim in zip(pairs, verdicts, seconds, replies, sims, strict=True)
             ],
         }
     )
@@ -258,8 +304,13 @@ def main() -> int:
         "where": str(where),
         "threads": cfg.n_threads,
     }
-    llm = run_llm(pairs, settings)
-    report(f"LLM judge ({cfg.provider.value})", llm)
+    llm = run_llm(pairs, settings, baseline["similarities"])
+    report(f"HYBRID judge: {cfg.provider.value} model answer + similarity (engine defaults)", llm)
+    for name, result in llm["variants"].items():
+        if "accuracy" in result:
+            report(name.replace("_", " ").upper(), result)
+        else:
+            say(f"  {name}: {result}")
     median_ms = llm["latency"]["median_ms"]
     say(f"  mean seconds per judgement: {llm['mean_s_per_judgement']:.2f}  (median {median_ms:.0f} ms)")
     say(

@@ -6,18 +6,22 @@ Data: bulk-loaded with ``engine.store.put`` (no audit events); the stored vector
 MiniLM vectors of a pool of generated sentences, jittered per memory (see ``_common.VectorPool``). The
 query path is real: ``engine.search`` embeds each (unique, uncached) query with the ONNX MiniLM.
 
+Every 20th user holds a skewed mix (5 user_question + 85 llm_response memories); the others half and half.
+
 Warm-up: one raw query on each of ``--active-users`` (default 100) user collections (the first query on
 a collection since the process started loads its index; timed as row (f)), then a few full searches.
 Then, per query, on a random active user each time (steady state), interleaved so machine noise hits
 every row alike:
-(a) full ``engine.search(query, user, k=1)``;
+(a) full ``engine.search(query, user, k=1)`` (whatever Chroma calls the engine makes);
 (b) BASELINE: a bare Chroma top-20 ``collection.query`` on the domain collection with a precomputed vector
-and no ``where``; (b2) the same with the engine's status/type ``where``; (c) the query embedding alone;
-(d) the per-user ``store.query`` as search issues it (with its status/type ``where``), (d2) without ``where``,
-(d3) with a selective composite-key ``where``; (e) a PROTOTYPE of the suggested fix (``ProposedStore``)
-run through the real ``memory.search.search``. (b2) and (d) are slow at 100k, so they run on every 5th
-query there (n shows it). Then a where-clause anatomy on the per-user collections and an instrumented
-pass that splits a full search into embedding, Chroma calls, decoding and the rest.
+and no ``where``; (b2) the same with a status/type ``where`` (what search sent before commit b249c7e);
+(c) the query embedding alone; (d) a per-user ``store.query`` top-20 with that status/type ``where``,
+(d2) without ``where``, (d3) with a selective composite-key ``where`` (``meta_skey``, see ``_common``).
+(b2) and (d) are slow at 100k, so they run on every 5th query there (n shows it).
+(g) full ``engine.search`` on the skewed users (a type with fewer than top_n rows in a full over-fetch
+page sends the engine to its exact, filtered query). Then a where-clause anatomy on the per-user
+collections and an instrumented pass that splits a full search into embedding, Chroma calls, decoding
+and the rest.
 
 Results go to ``benchmarks/results/search.json`` (both sizes) or ``search_<sizes>.json`` with ``--sizes``.
 """
@@ -26,10 +30,8 @@ from __future__ import annotations
 
 import argparse
 import gc
-import json
 import sys
 import time
-from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -46,6 +48,7 @@ from _common import (
     rss_mb,
     say,
     search_key,
+    skewed_users,
     summarize,
     temp_home,
     timed,
@@ -56,10 +59,10 @@ import memory.store as store_module
 from memory.config import load_settings
 from memory.embedder import build_embedder
 from memory.engine import MemoryEngine
-from memory.models import SEARCHABLE, SHARED_USER, MemoryRecord, MemoryType, Status
-from memory.search import search
+from memory.models import SEARCHABLE, SHARED_USER, MemoryType, Status
 
 TARGET_P95_MS = 25.0
+SKEW_EVERY = 20  # every 20th user holds 5 user_question + 85 llm_response memories
 SIZES = {"10k": (100, 90, 1_000), "100k": (1_000, 90, 10_000)}
 STATUS_WHERE = {"status": {"$in": sorted(s.value for s in SEARCHABLE)}}
 INCLUDE = ["documents", "metadatas", "distances"]
@@ -69,66 +72,15 @@ REST = "rest (MRS ranking, SearchHit models, glue)"
 
 
 def engine_where(memory_type: MemoryType) -> dict[str, Any]:
-    """The ``where`` that ``memory.search`` sends for one type when no filters are given."""
+    """The ``where`` ``memory.search`` sent for one type before commit b249c7e (now its exact fallback)."""
     return {"$and": [STATUS_WHERE, {"type": memory_type.value}]}
 
 
-class ProposedStore:
-    """PROTOTYPE of the suggested fix, NOT engine code: a store facade for ``memory.search.search``.
-
-    It never sends Chroma a broad predicate (whose cost grows with the rows matching it in the WHOLE
-    Chroma database, see README):
-
-    * domain leg: ``n + slack`` neighbours WITHOUT ``where``, status/type filtered in Python; if fewer
-      than ``n`` survive it falls back to the engine's filtered query, so the result equals the
-      engine's whenever the plain query returns enough searchable rows;
-    * personal legs: one equality on a selective composite key ``meta_skey == "user|type|1"``
-      (partition, type, searchable), which matches at most that user's rows of that type.
-
-    Queries with other ``where`` clauses (agent, governance filters) pass through unchanged.
-    """
-
-    def __init__(self, store: Any, slack: int = 10) -> None:
-        self.store = store
-        self.slack = slack
-        self.fallbacks = 0
-        self._plain = {engine_where_key(t): t for t in MemoryType}
-
-    def query(
-        self, partition: str, embedding: Sequence[float], n: int, where: dict[str, Any] | None = None
-    ) -> list[tuple[MemoryRecord, float]]:
-        wanted = self._plain.get(engine_where_key_of(where))
-        if wanted is None:
-            return self.store.query(partition, embedding, n, where)  # type: ignore[no-any-return]
-        if partition != SHARED_USER:
-            skey = {"meta_skey": search_key(partition, wanted, Status.ACTIVE)}
-            return self.store.query(partition, embedding, n, skey)  # type: ignore[no-any-return]
-        pairs = self.store.query(partition, embedding, n + self.slack, None)
-        kept = [(r, s) for r, s in pairs if r.status in SEARCHABLE and r.type is wanted]
-        if len(kept) >= n or len(pairs) < n + self.slack:
-            return kept[:n]
-        self.fallbacks += 1
-        return self.store.query(partition, embedding, n, where)  # type: ignore[no-any-return]
-
-
-def engine_where_key(memory_type: MemoryType) -> str:
-    return json.dumps(engine_where(memory_type), sort_keys=True)
-
-
-def engine_where_key_of(where: dict[str, Any] | None) -> str:
-    return json.dumps(where, sort_keys=True)
-
-
-def prototype_search(proto: ProposedStore, inner: Any, text: str, user_id: str) -> Any:
-    """What engine.search would do with the prototype store: embed, then MSS over the facade."""
-    return search(proto, inner.embed([text])[0], user_id=user_id, now=NOW)  # type: ignore[arg-type]
-
-
-ROW_KEYS = ("a", "b", "b_ids", "b2", "c", "d", "d2", "d3", "e", "f")
+ROW_KEYS = ("a", "b", "b_ids", "b2", "c", "d", "d2", "d3", "f", "g")
 ANATOMY = {
     "status $in only": STATUS_WHERE,
     "type == only": {"type": MemoryType.USER_QUESTION.value},
-    "status AND type (engine)": engine_where(MemoryType.USER_QUESTION),
+    "status AND type (old engine)": engine_where(MemoryType.USER_QUESTION),
     "user_id == (selective, no-op)": None,
     "meta_skey == (selective composite)": None,
 }
@@ -140,7 +92,6 @@ def measure_size(engine: MemoryEngine, user_ids: list[str], maker: SentenceMaker
     store = engine.store
     inner = engine.embedder.inner  # type: ignore[attr-defined]  # the uncached OnnxMiniLM
     domain = store._collection(SHARED_USER, create=False)
-    proto = ProposedStore(store)
     types = list(MemoryType)
     rows: dict[str, list[float]] = {k: [] for k in ROW_KEYS}
     probe = np.asarray(inner.embed([maker.unique(MemoryType.USER_QUESTION)]), dtype=np.float32)
@@ -150,7 +101,6 @@ def measure_size(engine: MemoryEngine, user_ids: list[str], maker: SentenceMaker
         rows["f"].append(timed(collection.query, query_embeddings=probe, n_results=20, include=["distances"])[0])
     for user_id in active[: args.warmup]:
         engine.search(maker.unique(types[int(rng.integers(3))]), user_id, k=1, now=NOW)
-        prototype_search(proto, inner, maker.unique(MemoryType.RESIDUAL), user_id)
     hits_before = engine.embedder.hits  # type: ignore[attr-defined]
     residual_where, personal = engine_where(MemoryType.RESIDUAL), engine_where(MemoryType.USER_QUESTION)
     for i in range(args.queries):
@@ -170,13 +120,19 @@ def measure_size(engine: MemoryEngine, user_ids: list[str], maker: SentenceMaker
         rows["d2"].append(timed(store.query, user_id, vectors[0], 20, None)[0])
         skey = {"meta_skey": search_key(user_id, MemoryType.USER_QUESTION, Status.ACTIVE)}
         rows["d3"].append(timed(store.query, user_id, vectors[0], 20, skey)[0])
-        rows["e"].append(timed(prototype_search, proto, inner, maker.unique(MemoryType.USER_QUESTION), user_id)[0])
     cache_hits = engine.embedder.hits - hits_before  # type: ignore[attr-defined]
+    skewed = skewed_users(user_ids, SKEW_EVERY)
+    for user_id in skewed:  # warm their collections, untimed
+        store._collection(user_id, create=False).query(query_embeddings=probe, n_results=20, include=["distances"])
+    for _ in range(args.skew_queries):
+        user_id = str(rng.choice(skewed))
+        text = maker.unique(types[int(rng.integers(3))])
+        rows["g"].append(timed(engine.search, text, user_id, k=1, now=NOW)[0])
     return {
         "stats": {k: summarize(v) for k, v in rows.items()},
         "query_embedding_cache_hits": cache_hits,
-        "prototype_fallbacks": proto.fallbacks,
         "active_users": len(active),
+        "skewed_users": len(skewed),
         "where_anatomy": where_anatomy(store, inner, active, maker, rng, args.anatomy_runs),
         "breakdown": breakdown(engine, active, maker, rng, args.profile_runs),
     }
@@ -239,13 +195,13 @@ LABELS = [
     ("a", "(a) engine.search full, k=1"),
     ("b", "(b) BASELINE bare domain top-20, no where"),
     ("b_ids", "    same, include distances only"),
-    ("b2", "(b2) domain top-20 + engine where"),
+    ("b2", "(b2) domain top-20 + status/type where"),
     ("c", "(c) query embedding alone (ONNX)"),
-    ("d", "(d) user store.query top-20 + where"),
+    ("d", "(d) user store.query + status/type where"),
     ("d2", "(d2) user store.query top-20, no where"),
     ("d3", "(d3) user store.query + selective meta_skey"),
-    ("e", "(e) PROTOTYPE full search (proposed fix)"),
     ("f", "(f) 1st query on a user collection (cold)"),
+    ("g", "(g) engine.search, user with 5 user_question"),
 ]
 
 
@@ -271,12 +227,13 @@ def report(label: str, result: dict) -> None:
     ratio = stats["a"]["median_ms"] / base["median_ms"]
     say(f"  full/bare ratio (median): {ratio:.1f}x   p95: {stats['a']['p95_ms'] / base['p95_ms']:.1f}x")
     say(f"  query-embedding cache hits during the run: {result['query_embedding_cache_hits']} (expected 0)")
-    say(f"  prototype fell back to the where query {result['prototype_fallbacks']} times")
-    floor = stats["c"]["median_ms"] + 3 * stats["b_ids"]["median_ms"] + result["breakdown"][REST]["ms_per_run"]
+    parts = result["breakdown"]
+    calls = sum(parts[k]["calls_per_run"] for k in ("store.query user", "store.query domain"))
+    floor = stats["c"]["median_ms"] + calls * stats["b_ids"]["median_ms"] + parts[REST]["ms_per_run"]
     result["floor_estimate_ms"] = round(floor, 2)
     say(
-        f"  floor estimate if Chroma returned only ids+distances (records from a cache): "
-        f"embed + 3 x ids-only query + rest = {floor:.1f} ms median (arithmetic, not measured)"
+        f"  floor estimate if Chroma returned only ids+distances (records from a cache): embed + {calls:.1f} x "
+        f"ids-only query + rest = {floor:.1f} ms median (arithmetic, not measured)"
     )
     say(f"  where-clause anatomy, raw per-user top-20 (distances only), {label}:")
     print_table(
@@ -298,7 +255,7 @@ def run_size(label: str, pool: VectorPool, embedder: Any, maker: SentenceMaker, 
         settings = load_settings(env={"MARK_HOME": str(home), "MARK_EMBEDDER": "onnx"})
         engine = MemoryEngine.open(settings, embedder=embedder)
         try:
-            records, vectors, user_ids = build_dataset(pool, users, per_user, residual, seed=11)
+            records, vectors, user_ids = build_dataset(pool, users, per_user, residual, seed=11, skew_every=SKEW_EVERY)
             say(f"  bulk loading {len(records):,} records (synthetic vectors, store.put, no audit events)...")
             load_s = bulk_load(engine.store, records, vectors)
             del records, vectors
@@ -333,6 +290,7 @@ def main(argv: list[str] | None = None) -> int:
     args.warmup = 10 if args.quick else 20
     args.profile_runs = 10 if args.quick else 20
     args.anatomy_runs = 10 if args.quick else 20
+    args.skew_queries = 10 if args.quick else 40
     sizes = (args.sizes or ("10k" if args.quick else "10k,100k")).split(",")
     started = time.perf_counter()
     machine = machine_info()

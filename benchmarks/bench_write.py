@@ -13,9 +13,9 @@ has a unique text embedded by the real ONNX MiniLM (the engine's cached embedder
     two layouts: ``mixed`` (every item on a random user: ~B/1.5 partitions per batch) and ``one_user``
     (all personal items on one user, as when one conversation is distilled: 2 partitions),
     1. one batched embed (``engine.embedder.embed(texts)``),
-    2. per item the engine's candidate lookup (``store.query(partition, v, 20, status where)`` + the
-       same type/user filter, ``flag_candidates``, ``judge_candidates`` with the engine's judge) and the
-       engine's initial veracity / status,
+    2. per item the engine's own candidate lookup (``engine.neighbours``; its embedding is a cache hit),
+       ``flag_candidates``, ``judge_candidates`` with the engine's judge, and the engine's initial
+       veracity / status,
     3. ``engine.import_records(batch)``: an existence check per record, IMPORT audit events appended in
        one transaction, one upsert per partition (the store re-embeds through the cache), commit.
     Reported in memories/s, with per-stage seconds. (b-proto) the same with a PROTOTYPE candidate lookup:
@@ -77,7 +77,7 @@ def single_writes(engine: MemoryEngine, user_ids: list[str], maker: SentenceMake
         actions[result.action] = actions.get(result.action, 0) + 1
     timer = CallTimer()
     timer.wrap(engine.embedder, "embed", "embed (1st: ONNX; 2nd in store.put: cache hit)")
-    timer.wrap(engine.store, "query", "conflict-candidate store.query (status where)")
+    timer.wrap(engine.store, "query", "conflict-candidate store.query")
     timer.wrap(engine.audit, "append_many", "audit append (uncommitted)")
     timer.wrap(engine.store, "put", "store.put (to_metadata + upsert)")
     timer.wrap(engine.store, "update_metadata", "store.update_metadata")
@@ -127,8 +127,11 @@ def fresh_record(engine: MemoryEngine, text: str, memory_type: MemoryType, user_
 
 
 def candidates_engine(engine: MemoryEngine, record: MemoryRecord, vector: list[float]) -> list[Any]:
-    """The engine's lookup for one item: filtered store.query, type/user filter."""
-    partition = partition_for(record.type, record.user_id)
+    """The engine's own neighbour lookup for one item (its embedding is a cache hit after the batch embed)."""
+    lookup = getattr(engine, "neighbours", None)
+    if lookup is not None:
+        return lookup(record.text, record.type, record.user_id)  # type: ignore[no-any-return]
+    partition = partition_for(record.type, record.user_id)  # engines before commit b249c7e
     neighbours = engine.store.query(partition, vector, 20, STATUS_WHERE)
     return [(r, s) for r, s in neighbours if r.type is record.type and (r.shared or r.user_id == record.user_id)]
 

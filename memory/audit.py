@@ -93,8 +93,13 @@ class AuditLog:
         cursor = self._db.execute(
             "INSERT INTO events(memory_id, kind, at, rev, actor, detail, pid) VALUES (?, ?, ?, ?, ?, ?, ?)",
             (
-                memory_id, kind.value, at.isoformat(), rev, actor,
-                json.dumps(detail, sort_keys=True, default=str), os.getpid(),
+                memory_id,
+                kind.value,
+                at.isoformat(),
+                rev,
+                actor,
+                json.dumps(detail, sort_keys=True, default=str),
+                os.getpid(),
             ),
         )
         return int(cursor.lastrowid or 0)

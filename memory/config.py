@@ -65,7 +65,7 @@ class ModelConfig(BaseModel):
     max_tokens: int = Field(default=512, ge=1, le=32768)
     n_ctx: int = Field(default=4096, ge=512)
     n_threads: int = Field(default=1, ge=1, le=64)
-    prompt_cache_mb: int = Field(default=1024, ge=0, le=65536)
+    prompt_cache_mb: int = Field(default=0, ge=0, le=65536)  # llama.cpp states hold all logits: costly
     timeout_s: float = Field(default=120.0, gt=0)
     replay_file: Path | None = None
     schema_mode: SchemaMode = SchemaMode.JSON_SCHEMA

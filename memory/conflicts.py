@@ -42,6 +42,8 @@ class ConflictConfig(BaseModel):
     duplicate_threshold: float = Field(default=0.95, ge=0.0, le=1.0)
     max_candidates: int = Field(default=5, ge=1, le=50)
     unsure_boost: float = Field(default=0.05, ge=0.0, le=1.0)
+    same_band: float = Field(default=0.92, ge=0.0, le=1.0)
+    contradiction_band: float = Field(default=0.63, ge=0.0, le=1.0)
 
 
 class SimilarityJudge:
@@ -113,3 +115,43 @@ def prefer_newer(old: MemoryRecord, new: MemoryRecord, boost: float) -> MemoryRe
     newer = new.model_copy(deep=True)
     newer.confidence = min(1.0, max(new.confidence, old.confidence + boost))
     return newer
+
+
+class Assessment(BaseModel):
+    """A judge model's decomposed answer about a pair: same attribute, and if so same value."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    same_attribute: bool
+    same_value: bool
+
+
+def combine(assessment: Assessment | None, similarity: float, cfg: ConflictConfig) -> Verdict:
+    """The verdict from a small model's decomposed answer and the embedding similarity. Pure.
+
+    Embedding similarity is a strong prior (near-identical wording is usually the same fact; very
+    different wording usually another fact), but cannot see a changed value; a 1.5B model can often
+    see the value but mistakes a negation or a new name for another attribute. So:
+
+    - similarity >= ``same_band``: SAME, unless the model sees the same attribute with another value;
+    - ``contradiction_band`` <= similarity < ``same_band``: CONTRADICTS, unless the model says the
+      same value (SAME); a pair the model calls another attribute stays CONTRADICTS only above the
+      middle of the band, below it is INDEPENDENT;
+    - below ``contradiction_band``: INDEPENDENT, unless the model sees the same attribute with
+      another value (CONTRADICTS).
+
+    Without a usable model answer: SAME / UNSURE (keep both) / INDEPENDENT by band.
+    """
+    high, low = cfg.same_band, cfg.contradiction_band
+    if assessment is None:
+        return Verdict.SAME if similarity >= high else Verdict.UNSURE if similarity >= low else Verdict.INDEPENDENT
+    changed = assessment.same_attribute and not assessment.same_value
+    if similarity >= high:
+        return Verdict.CONTRADICTS if changed else Verdict.SAME
+    if similarity >= low:
+        if assessment.same_attribute and assessment.same_value:
+            return Verdict.SAME
+        if not assessment.same_attribute and similarity < (high + low) / 2:
+            return Verdict.INDEPENDENT
+        return Verdict.CONTRADICTS
+    return Verdict.CONTRADICTS if changed else Verdict.INDEPENDENT

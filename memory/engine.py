@@ -119,7 +119,7 @@ class MemoryEngine:
         self.audit.close()
 
     # -- the write protocol ------------------------------------------------------------------
-    def _write(
+    def apply(
         self,
         changes: Sequence[tuple[MemoryRecord, EventKind, dict[str, Any]]],
         now: datetime,
@@ -127,6 +127,11 @@ class MemoryEngine:
         reembed: Sequence[MemoryRecord] = (),
         bump: bool = True,
     ) -> None:
+        """Apply changes through the write protocol: log uncommitted, write the store, commit.
+
+        ``reembed`` lists records whose text is new (embedded and upserted); the others only have
+        their metadata rewritten. ``bump`` advances each record's revision and ``updated_at``.
+        """
         for record, _, _ in changes:
             if bump:
                 record.revision += 1
@@ -270,7 +275,7 @@ class MemoryEngine:
         if same:
             merged = conflicts.merge_into(by_id[same[0].existing_id], record)
             detail = {"merged_text": record.text, "provenance": record.provenance.model_dump(), "source": source.value}
-            self._write([(merged, EventKind.MERGE, detail)], now, actor)
+            self.apply([(merged, EventKind.MERGE, detail)], now, actor)
             return AddResult(action="merged", record=merged, judgements=judgements)
         changes: list[tuple[MemoryRecord, EventKind, dict[str, Any]]] = []
         superseded: list[str] = []
@@ -283,7 +288,7 @@ class MemoryEngine:
             elif judgement.verdict is Verdict.UNSURE:
                 record = conflicts.prefer_newer(old, record, self.config.conflicts.unsure_boost)
         create = (record, EventKind.CREATE, {"record": record.to_public(), "supersedes": superseded})
-        self._write([create, *changes], now, actor, reembed=[record])
+        self.apply([create, *changes], now, actor, reembed=[record])
         action = "superseded" if superseded else "created"
         return AddResult(action=action, record=record, superseded=superseded, judgements=judgements)
 
@@ -322,7 +327,7 @@ class MemoryEngine:
             record.recall_count += 1
             record.persistence = trust.persistence(record.recall_count, record.validated_incorrect, self.config.trust)
             changes.append((record, EventKind.INJECT, {"recall_count": record.recall_count}))
-        self._write(changes, now, actor)
+        self.apply(changes, now, actor)
 
     def feedback(self, memory_id: str, correct: bool, now: datetime | None = None, actor: str = "user") -> MemoryRecord:
         """Validate a memory as correct or incorrect: FS, counters, confidence, trust, persistence."""
@@ -340,7 +345,7 @@ class MemoryEngine:
         record.trust = trust.next_trust(record.trust, record.validated_correct, total, cfg)
         record.persistence = trust.persistence(total, record.validated_incorrect, cfg)
         detail = {"correct": correct, "trust": record.trust, "persistence": record.persistence}
-        self._write([(record, EventKind.FEEDBACK, detail)], now, actor)
+        self.apply([(record, EventKind.FEEDBACK, detail)], now, actor)
         return record
 
     def remember(self, text: str, user_id: str, *, now: datetime | None = None, **kwargs: Any) -> AddResult:
@@ -371,7 +376,7 @@ class MemoryEngine:
             record.text = text
             record.version += 1
             reembed = [record]
-        self._write([(record, kind, {"status": status.value, **detail})], now or utcnow(), actor, reembed)
+        self.apply([(record, kind, {"status": status.value, **detail})], now or utcnow(), actor, reembed)
         return record
 
     def forget(
@@ -393,22 +398,6 @@ class MemoryEngine:
             self.forget(record.id, user_id, now=now, actor=f"forget-user:{user_id}")
         return len(personal)
 
-    def set_veracity(
-        self, memory_id: str, fact_check: float, now: datetime | None = None, actor: str = "veracity"
-    ) -> MemoryRecord:
-        """Apply a fact-check result F in {0, 0.5, 1}: V' = kappa*V + (1-kappa)*F."""
-        from memory.search import veracity_now
-
-        now = now or utcnow()
-        record = self.get(memory_id)
-        before = veracity_now(record, now, self.config.veracity)
-        record.veracity = veracity.recheck(before, fact_check, self.config.veracity)
-        record.veracity_at = now
-        self._write(
-            [(record, EventKind.RECHECK, {"F": fact_check, "before": before, "after": record.veracity})], now, actor
-        )
-        return record
-
     def import_records(self, records: Sequence[MemoryRecord], now: datetime | None = None) -> dict[str, int]:
         """Store exported records unchanged (ids, counters, timestamps); existing ids are skipped."""
         now = now or utcnow()
@@ -416,5 +405,5 @@ class MemoryEngine:
         batch = [(r, EventKind.IMPORT, {"record": r.to_public()}) for r in fresh]
         for start in range(0, len(batch), 500):
             chunk = batch[start : start + 500]
-            self._write(chunk, now, "import", reembed=[r for r, _, _ in chunk], bump=False)
+            self.apply(chunk, now, "import", reembed=[r for r, _, _ in chunk], bump=False)
         return {"imported": len(fresh), "skipped": len(records) - len(fresh)}

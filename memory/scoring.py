@@ -112,7 +112,9 @@ class ScoringConfig(BaseModel):
     epsilon: float = Field(default=DEFAULT_EPSILON, gt=0.0, description="keeps 1/(age+eps) finite")
     top_n: int = Field(default=20, ge=1, description="similarity search results re-ranked by MRS")
     min_similarity: float = Field(
-        default=0.3, ge=-1.0, le=1.0,
+        default=0.3,
+        ge=-1.0,
+        le=1.0,
         description="relevance floor: candidates less similar to the query are never ranked or injected",
     )
     preset: Preset = Preset.DEFAULT

@@ -20,6 +20,7 @@ from autogen_core.models import ChatCompletionClient
 from agents.building import BuildState, ReviewPolicy
 from agents.chatbot import MarkMemory, build_chatbot
 from agents.correction import run_correction
+from agents.evaluator import KeyPointExtractor
 from agents.human import ScriptedInput, build_sme_proxy
 from agents.mbs import build_memories
 from memory.engine import MemoryEngine
@@ -43,10 +44,22 @@ class Run:
     checkpoint: Checkpoint
     progress: Progress = field(default=lambda label, done, total: None)
     corrected: set[str] = field(default_factory=set)
+    points: dict[str, list[str]] = field(default_factory=dict)
 
     def memory_for(self, user_id: str) -> MarkMemory:
         """A user's MarkMemory with the scenario's retrieval settings."""
         return MarkMemory(self.engine, user_id, k=self.scenario.k, preset=self.scenario.preset)
+
+    async def key_points_for(self, record: Record) -> list[str]:
+        """Key points of a record without hand-written ones: the evaluator agent's, else derived."""
+        if record.id not in self.points:
+            extracted = None
+            if self.scenario.llm_key_points:
+                extracted = await KeyPointExtractor(self.client, self.scenario.domain).key_points(record.reference())
+            self.points[record.id] = extracted or metrics.derive_key_points(
+                record.key, record.options[record.key], record.explanation
+            )
+        return self.points[record.id]
 
     def embed(self, texts: list[str]) -> list[list[float]]:
         """The engine's embedder (used for ICS/KPCS)."""
@@ -73,14 +86,22 @@ async def answer(run: Run, record: Record, paraphrase: int | None, memory: MarkM
     reply = result.messages[-1].to_text() if result.messages else ""
     letter = metrics.answer_letter(reply, record.options)
     reference = record.reference()
-    points = record.key_points or metrics.derive_key_points(record.key, record.options[record.key], record.explanation)
+    points = record.key_points or await run.key_points_for(record)
     ics = metrics.ics(reply, reference, run.embed)
     kpcs = metrics.kpcs(reply, points, run.embed)
     injected = memory.injected[-1] if memory and memory.injected else []
     return {
-        "id": record.id, "paraphrase": paraphrase, "answer": reply, "letter": letter, "correct": letter == record.key,
-        "tokens": count_tokens(reply), "words": count_words(reply), "ics": ics, "kpcs": kpcs,
-        "aics": metrics.aics(ics, kpcs, ALPHA), "injected": injected,
+        "id": record.id,
+        "paraphrase": paraphrase,
+        "answer": reply,
+        "letter": letter,
+        "correct": letter == record.key,
+        "tokens": count_tokens(reply),
+        "words": count_words(reply),
+        "ics": ics,
+        "kpcs": kpcs,
+        "aics": metrics.aics(ics, kpcs, ALPHA),
+        "injected": injected,
     }
 
 
@@ -89,10 +110,15 @@ def summarise(rows: list[dict[str, Any]]) -> dict[str, Any]:
     flags = [bool(r["correct"]) for r in rows]
     sweep = metrics.alpha_sweep([(r["ics"], r["kpcs"], r["correct"]) for r in rows])
     return {
-        "records": rows, "accuracy": metrics.accuracy(flags), "distribution": metrics.distribution(flags),
-        "ics": _mean([r["ics"] for r in rows]), "kpcs": _mean([r["kpcs"] for r in rows]),
-        "aics": _mean([r["aics"] for r in rows]), "tokens_per_response": metrics.describe([r["tokens"] for r in rows]),
-        "alpha_sweep": sweep, "best_alpha": metrics.best_alpha(sweep),
+        "records": rows,
+        "accuracy": metrics.accuracy(flags),
+        "distribution": metrics.distribution(flags),
+        "ics": _mean([r["ics"] for r in rows]),
+        "kpcs": _mean([r["kpcs"] for r in rows]),
+        "aics": _mean([r["aics"] for r in rows]),
+        "tokens_per_response": metrics.describe([r["tokens"] for r in rows]),
+        "alpha_sweep": sweep,
+        "best_alpha": metrics.best_alpha(sweep),
     }
 
 
@@ -141,7 +167,8 @@ async def stage2(run: Run, wrong: list[str]) -> dict[str, Any]:
         "conversations": conversations,
         "table4": {k: metrics.describe([c[k] for c in conversations]) for k in ("rounds", "tokens", "words")},
         "table5": {"conversations": len(conversations), **per_type},
-        "usage": {"agents": usage, "total": total}, "wall_s": time.monotonic() - started,
+        "usage": {"agents": usage, "total": total},
+        "wall_s": time.monotonic() - started,
     }
 
 
@@ -151,19 +178,32 @@ async def _correct(run: Run, record: Record) -> dict[str, Any]:
     conversation = f"{run.scenario.name}:{record.id}"
     _discard_partial(run.engine, conversation)
     sme = build_sme_proxy(ScriptedInput(record.correction.script), name="sme")
-    chat = await run_correction(build_chatbot(run.client, None, run.scenario.domain), sme, record.prompt(),
-                                run.scenario.max_correction_turns)
+    chat = await run_correction(
+        build_chatbot(run.client, None, run.scenario.domain), sme, record.prompt(), run.scenario.max_correction_turns
+    )
     role = run.scenario.user(user_id).role
     state = BuildState(
-        chat.turns, user_id, source=Source.SME if role is Role.SME else Source.USER, policy=ReviewPolicy.AUTO,
-        evidence=record.reference(), domain=run.scenario.domain, conversation_id=conversation,
+        chat.turns,
+        user_id,
+        source=Source.SME if role is Role.SME else Source.USER,
+        policy=ReviewPolicy.AUTO,
+        evidence=record.reference(),
+        domain=run.scenario.domain,
+        conversation_id=conversation,
     )
     await build_memories(run.engine, run.client, state)
     built = state.report()
     return {
-        "record": record.id, "rounds": chat.rounds, "tokens": chat.tokens, "words": chat.words,
-        "accepted": chat.accepted, "memories": built["extracted"], "outcomes": built["counts"],
-        "errors": built["errors"], "usage": built["usage"], "transcript": [t.model_dump() for t in chat.turns],
+        "record": record.id,
+        "rounds": chat.rounds,
+        "tokens": chat.tokens,
+        "words": chat.words,
+        "accepted": chat.accepted,
+        "memories": built["extracted"],
+        "outcomes": built["counts"],
+        "errors": built["errors"],
+        "usage": built["usage"],
+        "transcript": [t.model_dump() for t in chat.turns],
     }
 
 

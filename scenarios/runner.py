@@ -31,8 +31,12 @@ def parse_stages(text: str) -> list[int]:
 
 
 async def run_lifecycle(
-    scenario: Scenario, settings: Settings, out_dir: Path, stages: list[int] | None = None,
-    client: ChatCompletionClient | None = None, progress: Progress | None = None,
+    scenario: Scenario,
+    settings: Settings,
+    out_dir: Path,
+    stages: list[int] | None = None,
+    client: ChatCompletionClient | None = None,
+    progress: Progress | None = None,
 ) -> dict[str, Any]:
     """Run the requested stages (default: the scenario's plan) and write report.json/.md and plots."""
     started = time.monotonic()
@@ -46,7 +50,9 @@ async def run_lifecycle(
             run.progress = progress
         run.corrected = {r["record"] for r in checkpoint.results(2)}
         report: dict[str, Any] = {
-            "scenario": scenario.name, "model": describe_provider(settings), "stages_run": stages,
+            "scenario": scenario.name,
+            "model": describe_provider(settings),
+            "stages_run": stages,
             "embedder": engine.embedder.name,
         }
         if 1 in stages:

@@ -135,6 +135,7 @@ class Scenario(BaseModel):
     max_correction_turns: int = Field(default=4, ge=1, le=10)
     preset: str = "similarity_only"  # MRS weights while answering; the paper's experiments rank by similarity only
     k: int = Field(default=1, ge=1, le=10)  # memories injected per type (MARK injects the top one)
+    llm_key_points: bool = False  # extract missing key points with the evaluator agent (one call per record)
 
     @field_validator("preset")
     @classmethod

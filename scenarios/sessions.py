@@ -36,7 +36,8 @@ async def stage4(run: Run) -> dict[str, Any]:
         "accuracy": metrics.accuracy([a["correct"] for a in asks]),
         "persistence_rate": metrics.persistence_rate([(a["id"], a["correct"]) for a in asks], run.corrected),
         "expectations": {
-            "passed": sum(c["passed"] for c in checks), "failed": sum(not c["passed"] for c in checks),
+            "passed": sum(c["passed"] for c in checks),
+            "failed": sum(not c["passed"] for c in checks),
             "details": checks,
         },
         "feedback_events": sum(row["feedback_events"] for row in sessions),
@@ -59,12 +60,15 @@ async def _session(run: Run, session: Session) -> dict[str, Any]:
             last_injected, last_correct = row["injected"], row["correct"]
             steps.append({"kind": "ask", **row})
             checks.extend(_expectations(run, step, session, last_injected))
-            transcript += [Turn(role="user", content=record.prompt(step.paraphrase)),
-                           Turn(role="assistant", content=row["answer"])]
+            transcript += [
+                Turn(role="user", content=record.prompt(step.paraphrase)),
+                Turn(role="assistant", content=row["answer"]),
+            ]
         elif step.remember is not None:
             result = await remember_with_judge(run.engine, run.client, step.remember, session.user)
-            steps.append({"kind": "remember", "text": step.remember, "action": result.action,
-                          "superseded": result.superseded})
+            steps.append(
+                {"kind": "remember", "text": step.remember, "action": result.action, "superseded": result.superseded}
+            )
         elif step.say is not None:
             bot = build_chatbot(run.client, memory, run.scenario.domain)
             reply = (await bot.run(task=step.say)).messages[-1].to_text()
@@ -80,9 +84,14 @@ async def _session(run: Run, session: Session) -> dict[str, Any]:
         await _build_session(run, session, transcript)
     text = "\n".join(t.content for t in transcript)
     return {
-        "id": session.id, "user": session.user, "steps": steps, "checks": checks,
-        "turns": sum(s["kind"] in {"ask", "say"} for s in steps), "tokens": count_tokens(text),
-        "words": count_words(text), "feedback_events": feedback_events,
+        "id": session.id,
+        "user": session.user,
+        "steps": steps,
+        "checks": checks,
+        "turns": sum(s["kind"] in {"ask", "say"} for s in steps),
+        "tokens": count_tokens(text),
+        "words": count_words(text),
+        "feedback_events": feedback_events,
     }
 
 
@@ -91,11 +100,25 @@ def _expectations(run: Run, step: Step, session: Session, injected: list[str]) -
     joined = " ".join(texts).lower()
     out = []
     if step.expect_memory is not None:
-        out.append({"session": session.id, "step": step.ask, "expect": step.expect_memory,
-                    "passed": step.expect_memory.lower() in joined, "injected": texts})
+        out.append(
+            {
+                "session": session.id,
+                "step": step.ask,
+                "expect": step.expect_memory,
+                "passed": step.expect_memory.lower() in joined,
+                "injected": texts,
+            }
+        )
     if step.forbid_memory is not None:
-        out.append({"session": session.id, "step": step.ask, "forbid": step.forbid_memory,
-                    "passed": step.forbid_memory.lower() not in joined, "injected": texts})
+        out.append(
+            {
+                "session": session.id,
+                "step": step.ask,
+                "forbid": step.forbid_memory,
+                "passed": step.forbid_memory.lower() not in joined,
+                "injected": texts,
+            }
+        )
     return out
 
 
@@ -103,7 +126,11 @@ async def _build_session(run: Run, session: Session, transcript: list[Turn]) -> 
     """Build a session with free-form turns into memory, as an interactive chat does on exit."""
     role = run.scenario.user(session.user).role
     state = BuildState(
-        transcript, session.user, source=Source.SME if role is Role.SME else Source.USER,
-        policy=ReviewPolicy.AUTO, domain=run.scenario.domain, conversation_id=f"{run.scenario.name}:{session.id}",
+        transcript,
+        session.user,
+        source=Source.SME if role is Role.SME else Source.USER,
+        policy=ReviewPolicy.AUTO,
+        domain=run.scenario.domain,
+        conversation_id=f"{run.scenario.name}:{session.id}",
     )
     await build_memories(run.engine, run.client, state)

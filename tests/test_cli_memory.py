@@ -128,3 +128,37 @@ def test_installed_script_entry_point(home: Path) -> None:
     help_text = subprocess.run([str(mark), "--help"], capture_output=True, text=True, check=True, timeout=120).stdout
     for command in ("doctor", "ask", "memory"):
         assert command in help_text
+
+
+def test_ask_with_unreachable_endpoint_is_one_line(home: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]  # closed once the block ends: nothing listens there
+    os.environ["MARK_PROVIDER"] = "openai"
+    os.environ["MARK_BASE_URL"] = f"http://127.0.0.1:{port}/v1"
+    os.environ["MARK_TIMEOUT"] = "5"
+    try:
+        code, _, err = run(capsys, "ask", "hello?")
+    finally:
+        for name in ("MARK_PROVIDER", "MARK_BASE_URL", "MARK_TIMEOUT"):
+            del os.environ[name]
+    assert code == 2
+    assert err.startswith(f"error: cannot reach the model endpoint at http://127.0.0.1:{port}/v1")
+    assert err.count("\n") == 1
+
+
+def test_unknown_provider_and_missing_model_are_one_line(home: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    os.environ["MARK_PROVIDER"] = "bard"
+    try:
+        code, _, err = run(capsys, "ask", "hello?")
+    finally:
+        del os.environ["MARK_PROVIDER"]
+    assert code == 2 and "invalid setting model.provider" in err
+    os.environ["MARK_MODEL_PATH"] = str(home / "nope.gguf")
+    try:
+        code, _, err = run(capsys, "ask", "hello?")
+    finally:
+        del os.environ["MARK_MODEL_PATH"]
+    assert code == 2 and "nope.gguf" in err and err.count("\n") == 1

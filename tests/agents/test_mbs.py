@@ -187,3 +187,21 @@ async def test_inverted_fact_gets_a_repair_retry(engine: MemoryEngine) -> None:
     texts = [o.text for o in state.outcomes]
     assert "For tropicamide strength, the accepted answer is A) 0.01." in texts
     assert not any("0.02" in t for t in texts)
+
+
+def test_schemas_sent_to_the_model_have_no_string_length_bounds() -> None:
+    # llama.cpp compiles minLength/maxLength into huge grammars that make every token slow
+    from agents.schemas import (
+        Extraction,
+        JudgeReply,
+        KeyPoints,
+        ResidualExtraction,
+        ResponseExtraction,
+        fact_check_batch,
+    )
+
+    for model in (Extraction, ResidualExtraction, ResponseExtraction, JudgeReply, KeyPoints, fact_check_batch(4)):
+        schema = json.dumps(model.model_json_schema())
+        assert "minLength" not in schema and "maxLength" not in schema, model.__name__
+    with pytest.raises(ValueError, match="8 to 300 characters"):
+        ResidualExtraction(corrected_fact="short")

@@ -17,14 +17,9 @@ import pytest
 from autogen_core.models import UserMessage
 from pydantic import BaseModel
 
-from agents.providers import (
-    GENERIC_MODEL_INFO,
-    OpenAICompatibleClient,
-    ProviderError,
-    TruncatedOutputError,
-    build_client,
-    ping,
-)
+from agents.errors import ProviderError, TruncatedOutputError
+from agents.providers import build_client, ping
+from agents.remote import GENERIC_MODEL_INFO, OpenAICompatibleClient
 from memory.config import SchemaMode, Settings, load_settings
 
 READY_TIMEOUT_S = 60.0

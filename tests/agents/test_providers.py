@@ -8,15 +8,8 @@ from pathlib import Path
 import pytest
 from autogen_core.models import UserMessage
 
-from agents.providers import (
-    GENERIC_MODEL_INFO,
-    AzureChatClient,
-    OpenAICompatibleClient,
-    build_client,
-    describe_provider,
-    ping,
-    replay_client,
-)
+from agents.providers import build_client, describe_provider, ping, replay_client
+from agents.remote import GENERIC_MODEL_INFO, AzureChatClient, OpenAICompatibleClient
 from memory.config import ConfigError, ModelConfig, Settings, load_settings
 
 
