@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from autogen_core.models import ChatCompletionClient
 
-from agents.schemas import FactCheckReply, JudgeReply, fact_check_batch
+from agents.schemas import FactScore, JudgeReply, fact_check_batch
 from agents.structured import UsageLog, call_structured, system, user
 from memory.conflicts import Assessment, ConflictConfig, Verdict, combine
 from prompts import render
@@ -54,7 +54,7 @@ class FactChecker:
         self.client, self.domain, self.usage, self.name = client, domain, usage, name
         self.failures: list[str] = []
 
-    async def check_all(self, memory_texts: list[str], evidence: str) -> list[FactCheckReply | None]:
+    async def check_all(self, memory_texts: list[str], evidence: str) -> list[FactScore | None]:
         """One call for all memories of a build; None for each when there is no evidence or no usable reply."""
         if not evidence.strip() or not memory_texts:
             return [None] * len(memory_texts)
@@ -67,7 +67,7 @@ class FactChecker:
         if outcome.value is None:
             self.failures.append(outcome.error or "no scores")
             return [None] * len(memory_texts)
-        checks: list[FactCheckReply] = outcome.value.checks  # type: ignore[attr-defined]
+        checks: list[FactScore] = outcome.value.checks  # type: ignore[attr-defined]
         return list(checks)
 
 

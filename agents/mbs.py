@@ -24,7 +24,7 @@ from pydantic import BaseModel
 from agents.building import BuildState, Candidate, Outcome
 from agents.checks import FactChecker, LLMJudge, quote
 from agents.reviewers import Reviewer, ReviewItem, safe_review
-from agents.schemas import Extraction, ResidualExtraction, ResponseExtraction
+from agents.schemas import ExtractedMemory, Extraction, ResidualExtraction, ResponseExtraction
 from agents.structured import UsageLog, call_structured, system, user
 from memory import review as review_queue
 from memory.conflicts import SimilarityJudge, Verdict
@@ -105,6 +105,29 @@ def grounding_check(memory_type: MemoryType, state: BuildState) -> Callable[[Bas
     return check
 
 
+def _normal(text: str) -> str:
+    return " ".join(re.findall(r"[a-z0-9]+", text.lower()))
+
+
+def screen(memories: list[ExtractedMemory], instructions: str, said: str) -> tuple[list[ExtractedMemory], list[str]]:
+    """Drop memories copied from the prompt's worked example, or stating numbers the expert never said.
+
+    Small models copy the example's output and repeat the Assistant's corrected (wrong) values; both
+    pass schema validation and even a weak fact check, so they are caught here, deterministically.
+    """
+    example = _normal(instructions)
+    kept: list[ExtractedMemory] = []
+    dropped: list[str] = []
+    for memory in memories:
+        if len(_normal(memory.text)) > 20 and _normal(memory.text) in example:
+            dropped.append(f"a copy of the prompt's example: {memory.text!r}")
+        elif said and ungrounded(memory.text, said):
+            dropped.append(f"{', '.join(ungrounded(memory.text, said))} not said by the expert: {memory.text!r}")
+        else:
+            kept.append(memory)
+    return kept, dropped
+
+
 def extractor_step(client: ChatCompletionClient, memory_type: MemoryType) -> Step:
     """The step of one refined-memory extractor."""
 
@@ -123,7 +146,9 @@ def extractor_step(client: ChatCompletionClient, memory_type: MemoryType) -> Ste
             state.errors.append(f"{name}: rejected after {outcome.attempts} attempt(s): {outcome.error}")
             return f"0 {memory_type.value} memories (rejected: {outcome.error})"
         seen = {c.text.lower() for c in state.candidates}
-        fresh = [m for m in outcome.value.to_memories() if m.text.lower() not in seen]
+        kept, dropped = screen(outcome.value.to_memories(), prompt.split("<conversation>")[0], state.correction_text)
+        state.errors.extend(f"{name}: dropped {reason}" for reason in dropped)
+        fresh = [m for m in kept if m.text.lower() not in seen]
         for memory in fresh:
             category = Category(memory.category.value)
             state.candidates.append(Candidate(type=memory_type, text=memory.text, category=category))
@@ -160,7 +185,7 @@ def veracity_step(client: ChatCompletionClient) -> Step:
         replies = await checker.check_all([c.text for c in state.candidates], state.expert_evidence)
         for candidate, reply in zip(state.candidates, replies, strict=True):
             if reply is not None:
-                candidate.fact_check, candidate.fact_reason = reply.score, reply.reason
+                candidate.fact_check = reply.score
             candidate.review_reason = state.review_reason(candidate)
         state.errors.extend(f"veracity_checker: {f}" for f in checker.failures)
         queued = sum(bool(c.review_reason) for c in state.candidates)

@@ -162,10 +162,29 @@ class KeyPoints(BaseModel):
     points: list[Annotated[str, bounded(1, 160)]] = Field(min_length=1, max_length=8)
 
 
+class FactScore(BaseModel):
+    """One entry of a batched fact check: the memory's number and F in {0, 0.5, 1}.
+
+    No prose reason: on a small CPU model every reason costs seconds.
+    """
+
+    model_config = ConfigDict(extra="ignore")
+
+    n: int = Field(ge=1)
+    score: float = Field(json_schema_extra={"enum": [0, 0.5, 1]})
+
+    @field_validator("score")
+    @classmethod
+    def _allowed(cls, value: float) -> float:
+        if value not in (0.0, 0.5, 1.0):
+            raise ValueError("score must be 0, 0.5 or 1")
+        return value
+
+
 def fact_check_batch(count: int) -> type[BaseModel]:
     """A reply model holding exactly ``count`` fact checks (one call checks a whole build)."""
     return create_model(
         f"FactChecks{count}",
         __config__=ConfigDict(extra="ignore"),
-        checks=(list[FactCheckReply], Field(min_length=count, max_length=count)),
+        checks=(list[FactScore], Field(min_length=count, max_length=count)),
     )

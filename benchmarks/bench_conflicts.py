@@ -88,11 +88,14 @@ def candidates(engine: MemoryEngine, user_id: str, text: str) -> list[tuple[Memo
 def judge_row(engine: MemoryEngine, row: dict[str, Any], row_ids: list[str], user_id: str) -> dict[str, Any]:
     """Ranks and similarities of the overridden fact(s) among the contradicting fact's candidates."""
     ranked = candidates(engine, user_id, row["contradicting_fact"])
-    order = [r.id for r, _ in ranked]
     sims = {r.id: s for r, s in ranked}
     targets = [row_ids[k] for k in row["supporting_fact_indices"]]
+    flagged = [r.id for r, _ in conflicts.flag_candidates(ranked, engine.config.conflicts, row["contradicting_fact"])]
+    # the engine's order: flagged candidates as the engine ranks them (cosine + keyword overlap), then the rest
+    order = flagged + [r.id for r, _ in ranked if r.id not in flagged]
     ranks = [order.index(t) + 1 if t in order else len(order) + 1 for t in targets]
-    flagged = [r.id for r, _ in conflicts.flag_candidates(ranked, engine.config.conflicts)]
+    cosine_order = [r.id for r, _ in ranked]
+    cosine_ranks = [cosine_order.index(t) + 1 if t in cosine_order else len(cosine_order) + 1 for t in targets]
     threshold = engine.config.conflicts.candidate_threshold
     n = len(targets)
     others = [s for r, s in ranked if r.id not in targets]
@@ -100,6 +103,7 @@ def judge_row(engine: MemoryEngine, row: dict[str, Any], row_ids: list[str], use
     return {
         "n_targets": n,
         "ranks": ranks,
+        "cosine_top1_any": min(cosine_ranks) == 1,
         "target_sims": [round(s, 4) for s in target_sims],
         "best_other_sim": round(max(others), 4) if others else None,
         "top1_any": min(ranks) == 1,

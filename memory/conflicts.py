@@ -7,6 +7,8 @@ plugs in an LLM judge; :class:`SimilarityJudge` is the deterministic fallback us
 
 from __future__ import annotations
 
+import math
+import re
 from collections.abc import Sequence
 from enum import Enum
 from typing import Protocol
@@ -42,6 +44,7 @@ class ConflictConfig(BaseModel):
     duplicate_threshold: float = Field(default=0.95, ge=0.0, le=1.0)
     max_candidates: int = Field(default=5, ge=1, le=50)
     unsure_boost: float = Field(default=0.05, ge=0.0, le=1.0)
+    keyword_weight: float = Field(default=0.7, ge=0.0, le=5.0)
     same_band: float = Field(default=0.92, ge=0.0, le=1.0)
     contradiction_band: float = Field(default=0.63, ge=0.0, le=1.0)
 
@@ -70,13 +73,89 @@ class Judgement(BaseModel):
     verdict: Verdict
 
 
+_STOP = frozenset(
+    [
+        "a",
+        "an",
+        "the",
+        "and",
+        "or",
+        "of",
+        "in",
+        "on",
+        "at",
+        "to",
+        "for",
+        "with",
+        "by",
+        "from",
+        "is",
+        "are",
+        "was",
+        "were",
+        "has",
+        "have",
+        "had",
+        "his",
+        "her",
+        "their",
+        "its",
+        "as",
+        "that",
+        "this",
+        "not",
+        "never",
+        "no",
+        "be",
+        "been",
+        "who",
+        "which",
+        "also",
+        "into",
+        "over",
+        "than",
+    ]
+)
+
+
+def keywords(text: str) -> set[str]:
+    """Content words of a text (lower case, 3+ characters, no stop words)."""
+    return {w for w in re.findall(r"[a-z0-9]+", text.lower()) if len(w) > 2 and w not in _STOP}
+
+
+def keyword_overlap(new_text: str, texts: Sequence[str]) -> list[float]:
+    """For each text, the share of the new text's keyword weight it shares (0-1). Pure.
+
+    Weights are IDF over ``texts``: a word every candidate shares (a person's name in their own
+    memories) counts for nothing, a word only the overridden fact shares counts most.
+    """
+    query = keywords(new_text)
+    sets = [keywords(t) for t in texts]
+    idf = {w: math.log((1 + len(sets)) / (1 + sum(w in s for s in sets))) for w in query}
+    total = sum(idf.values())
+    if not total:
+        return [0.0] * len(texts)
+    return [sum(idf[w] for w in query & s) / total for s in sets]
+
+
 def flag_candidates(
-    neighbours: Sequence[tuple[MemoryRecord, float]], cfg: ConflictConfig
+    neighbours: Sequence[tuple[MemoryRecord, float]], cfg: ConflictConfig, new_text: str = ""
 ) -> list[tuple[MemoryRecord, float]]:
-    """Neighbours similar enough to be judged, most similar first, capped at ``max_candidates``."""
-    flagged = [(r, s) for r, s in neighbours if s >= cfg.candidate_threshold]
-    flagged.sort(key=lambda pair: pair[1], reverse=True)
-    return flagged[: cfg.max_candidates]
+    """Neighbours similar enough to be judged, most likely conflict first, at most ``max_candidates``.
+
+    A neighbour is flagged by cosine similarity; flagged ones are ordered by cosine plus
+    ``keyword_weight`` times the IDF-weighted keyword overlap with ``new_text`` (computed over all
+    neighbours), which moves the fact an update overrides ahead of other facts about the same
+    person. The returned similarity is the plain cosine.
+    """
+    overlap = keyword_overlap(new_text, [r.text for r, _ in neighbours]) if new_text else [0.0] * len(neighbours)
+    scored = [
+        (s + cfg.keyword_weight * o, r, s)
+        for (r, s), o in zip(neighbours, overlap, strict=True)
+        if s >= cfg.candidate_threshold
+    ]
+    scored.sort(key=lambda item: item[0], reverse=True)
+    return [(r, s) for _, r, s in scored[: cfg.max_candidates]]
 
 
 def judge_candidates(judge: Judge, new_text: str, flagged: Sequence[tuple[MemoryRecord, float]]) -> list[Judgement]:

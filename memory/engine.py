@@ -268,7 +268,7 @@ class MemoryEngine:
         if fact_check is not None:
             record.veracity = veracity.recheck(record.veracity, fact_check, self.config.veracity)
         record.status = self._initial_status(record, review)
-        flagged = conflicts.flag_candidates(neighbours, self.config.conflicts)
+        flagged = conflicts.flag_candidates(neighbours, self.config.conflicts, record.text)
         judgements = conflicts.judge_candidates(judge or self.judge, record.text, flagged)
         by_id = {r.id: r for r, _ in flagged}
         same = [j for j in judgements if j.verdict is Verdict.SAME]
@@ -305,7 +305,7 @@ class MemoryEngine:
         self, text: str, memory_type: MemoryType, user_id: str
     ) -> builtins.list[tuple[MemoryRecord, float]]:
         """The existing memories a new one must be judged against (similarity above the threshold)."""
-        return conflicts.flag_candidates(self.neighbours(text, memory_type, user_id), self.config.conflicts)
+        return conflicts.flag_candidates(self.neighbours(text, memory_type, user_id), self.config.conflicts, text)
 
     def _initial_veracity(self, record: MemoryRecord, neighbours: builtins.list[tuple[MemoryRecord, float]]) -> float:
         cfg = self.config.veracity

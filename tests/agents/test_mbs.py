@@ -205,3 +205,19 @@ def test_schemas_sent_to_the_model_have_no_string_length_bounds() -> None:
         assert "minLength" not in schema and "maxLength" not in schema, model.__name__
     with pytest.raises(ValueError, match="8 to 300 characters"):
         ResidualExtraction(corrected_fact="short")
+
+
+def test_screen_drops_example_copies_and_ungrounded_numbers() -> None:
+    from agents.mbs import screen
+    from agents.schemas import ExtractedMemory
+    from prompts import render
+
+    instructions = render("extract_user_question", domain="medicine", conversation="").split("<conversation>")[0]
+    memories = [
+        ExtractedMemory(text="The user writes DOC for 'drug of choice'."),  # the worked example's own output
+        ExtractedMemory(text="The user states tropicamide drops are 0.02% to 0.03%."),  # the assistant's error
+        ExtractedMemory(text="The user expects strengths converted to decimals like 0.01."),
+    ]
+    kept, dropped = screen(memories, instructions, "No, drops are 0.5-1%, so A) 0.01.")
+    assert [m.text for m in kept] == ["The user expects strengths converted to decimals like 0.01."]
+    assert len(dropped) == 2 and "example" in dropped[0] and "0.02, 0.03 not said" in dropped[1]

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 import pytest
 
 from memory.conflicts import Assessment, ConflictConfig, Verdict, combine
@@ -39,3 +41,38 @@ def test_bands_are_configurable() -> None:
     assert combine(OTHER, 0.95, narrow) is Verdict.CONTRADICTS
     assert combine(OTHER, 0.93, narrow) is Verdict.INDEPENDENT
     assert combine(SAME, 0.97, narrow) is Verdict.SAME
+
+
+def test_keyword_overlap_ignores_words_every_candidate_shares() -> None:
+    from memory.conflicts import keyword_overlap
+
+    facts = ["Dara Hunst is a potter in Leeds.", "Dara Hunst met Ferd at a gala in 2018.", "Dara Hunst likes tea."]
+    overlap = keyword_overlap("Dara Hunst met Ferd at a charity gala in 2019.", facts)
+    # idf = ln((1+3)/(1+df)): dara, hunst df 3 -> 0; met, ferd, gala df 1 -> ln 2 = 0.693 each;
+    # charity, 2019 df 0 -> ln 4 = 1.386 each. Total 3*0.693 + 2*1.386 = 4.852; fact 2 shares 2.079 -> 0.4286
+    assert overlap[1] == pytest.approx(3 * math.log(2) / (3 * math.log(2) + 2 * math.log(4)))
+    assert overlap[0] == overlap[2] == 0.0
+    assert keyword_overlap("", facts) == [0.0, 0.0, 0.0]
+
+
+def test_flag_candidates_orders_the_overridden_fact_first() -> None:
+    from datetime import UTC, datetime
+
+    from memory.conflicts import flag_candidates
+    from memory.models import MemoryRecord, MemoryType
+
+    t0 = datetime(2026, 1, 1, tzinfo=UTC)
+
+    def rec(text: str) -> MemoryRecord:
+        return MemoryRecord(text=text, type=MemoryType.USER_QUESTION, user_id="u", created_at=t0, updated_at=t0)
+
+    potter, gala, tea = (
+        rec("Dara Hunst is a potter in Leeds."),
+        rec("Dara Hunst met Ferd at a gala."),
+        rec("Dara likes tea."),
+    )
+    neighbours = [(potter, 0.70), (gala, 0.66), (tea, 0.50)]  # cosine alone puts the potter fact first
+    flagged = flag_candidates(neighbours, CFG, "Dara Hunst met Ferd at a charity gala in 2019.")
+    assert [r.text for r, _ in flagged] == [gala.text, potter.text]  # tea is below the 0.55 threshold
+    assert flagged[0][1] == 0.66  # the plain cosine is what is reported
+    assert [r for r, _ in flag_candidates(neighbours, CFG)] == [potter, gala]  # no text: cosine order
