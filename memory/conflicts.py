@@ -57,8 +57,15 @@ class SimilarityJudge:
         self.duplicate_threshold = duplicate_threshold
 
     def judge(self, new_text: str, old_text: str, similarity: float) -> Verdict:
-        """SAME above the duplicate threshold, otherwise UNSURE (keep both)."""
-        if similarity >= self.duplicate_threshold or new_text.strip().lower() == old_text.strip().lower():
+        """SAME above the duplicate threshold when no number or name differs, otherwise UNSURE (keep both).
+
+        Near-identical wording can still be an update ("moved in 2015" -> "moved in 2020", swapped
+        roles): merging would silently drop the correction, so a changed number or capitalised name
+        keeps both memories instead.
+        """
+        if new_text.strip().lower() == old_text.strip().lower():
+            return Verdict.SAME
+        if similarity >= self.duplicate_threshold and _specifics(new_text) == _specifics(old_text):
             return Verdict.SAME
         return Verdict.UNSURE
 
@@ -136,6 +143,11 @@ def keyword_overlap(new_text: str, texts: Sequence[str]) -> list[float]:
     if not total:
         return [0.0] * len(texts)
     return [sum(idf[w] for w in query & s) / total for s in sets]
+
+
+def _specifics(text: str) -> tuple[list[str], list[str]]:
+    """Numbers and capitalised words in order: what an update usually changes."""
+    return re.findall(r"\d+(?:\.\d+)?", text), re.findall(r"\b[A-Z][a-z]+\b", text)
 
 
 def flag_candidates(

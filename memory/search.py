@@ -21,7 +21,7 @@ from pydantic import BaseModel, ConfigDict
 from memory import scoring, veracity
 from memory.models import SEARCHABLE, SHARED_USER, MemoryRecord, MemoryType
 from memory.scoring import MRSWeights, ScoreBreakdown, ScoringConfig
-from memory.store import ChromaStore, metadata_where
+from memory.store import ChromaStore, metadata_where, search_key
 from memory.veracity import Risk, VeracityConfig
 
 
@@ -79,11 +79,6 @@ def veracity_now(record: MemoryRecord, now: datetime, cfg: VeracityConfig) -> fl
     days = max(0.0, (now - scored_at).total_seconds() / 86400.0)
     decayed = record.veracity - cfg.gamma * (1.0 - veracity.temporal_decay(days, cfg))
     return min(1.0, max(0.0, decayed))
-
-
-def _status_where(extra: dict[str, Any] | None) -> dict[str, Any]:
-    status = {"status": {"$in": sorted(s.value for s in SEARCHABLE)}}
-    return status if extra is None else {"$and": [status, extra]}
 
 
 def search(
@@ -149,21 +144,29 @@ def candidates(
     owner: str | None,
     cache: dict[str, list[tuple[MemoryRecord, float]]] | None = None,
 ) -> list[tuple[MemoryRecord, float]]:
-    """The ``n`` most similar searchable records of a partition that match ``fields``.
+    """The ``n`` most similar searchable records of a partition that match ``fields`` (``type`` required).
 
-    A Chroma ``where`` filter costs tens of milliseconds per query here, so one unfiltered query
-    fetches ``OVERFETCH * n`` neighbours (shared by the types searched in the same partition) and
-    the filters are applied in Python. Only when filtering leaves fewer than ``n`` out of a full
-    page does the exact filtered query run.
+    Personal partitions are queried with one equality on the composite search key (exact, and as
+    cheap as no filter). The domain partition holds only residual memories: one unfiltered query
+    fetches ``OVERFETCH * n`` neighbours and status is checked in Python; only when that leaves
+    fewer than ``n`` out of a full page does the exact, slower, filtered query run. Other field
+    filters (agent, governance metadata) are applied in Python the same way.
     """
+    key: dict[str, Any] = {"skey": search_key(partition, MemoryType(fields["type"]))}
+    extra = {k: v for k, v in fields.items() if k != "type"}
     cache = {} if cache is None else cache
-    if partition not in cache:
-        cache[partition] = store.query(partition, vector, n * OVERFETCH)
-    wide = cache[partition]
-    kept = [(r, s) for r, s in wide if matches(r, fields, owner)]
-    if len(kept) >= n or len(wide) < n * OVERFETCH:
+    if partition == SHARED_USER:
+        if partition not in cache:
+            cache[partition] = store.query(partition, vector, n * OVERFETCH)
+        page, full = cache[partition], n * OVERFETCH
+    else:
+        full = n * OVERFETCH if extra else n
+        page = store.query(partition, vector, full, key)
+    kept = [(r, s) for r, s in page if matches(r, fields, owner)]
+    if len(kept) >= n or len(page) < full:
         return kept[:n]
-    exact = store.query(partition, vector, n, _status_where(metadata_where(fields)))
+    where = {"$and": [key, metadata_where(extra)]} if extra else key
+    exact = store.query(partition, vector, n, where)
     return [(r, s) for r, s in exact if matches(r, fields, owner)]
 
 

@@ -27,7 +27,7 @@ from chromadb.config import Settings as ChromaSettings
 
 from memory.config import Settings
 from memory.embedder import Embedder
-from memory.models import SHARED_USER, MemoryRecord, MemoryType, Provenance
+from memory.models import SEARCHABLE, SHARED_USER, MemoryRecord, MemoryType, Provenance
 
 SPACE = "cosine"
 _PREFIXED = "meta_"
@@ -81,10 +81,22 @@ def partition_for(record_type: MemoryType, user_id: str) -> str:
     return SHARED_USER if record_type is MemoryType.RESIDUAL else user_id
 
 
+def search_key(partition: str, memory_type: MemoryType, searchable: bool = True) -> str:
+    """One metadata value naming a partition's searchable (or not) memories of one type.
+
+    Chroma keeps all metadata in one SQLite index, and a ``where`` costs time in proportion to the
+    rows it matches in the whole database: ``status in (...)`` matches almost everything and is
+    slow, one equality on this key matches only what the query needs and is as cheap as no filter.
+    """
+    digest = hashlib.sha256(partition.encode()).hexdigest()[:16]
+    return f"{digest}|{memory_type.value}|{int(searchable)}"
+
+
 def to_metadata(record: MemoryRecord) -> dict[str, str | int | float | bool]:
     """Flatten a record into Chroma metadata (user metadata keys are prefixed ``meta_``)."""
     data = record.model_dump(mode="json", exclude={"text", "metadata", "provenance", "id"})
     flat: dict[str, str | int | float | bool] = {k: v for k, v in data.items() if v is not None}
+    flat["skey"] = search_key(partition_for(record.type, record.user_id), record.type, record.status in SEARCHABLE)
     flat["created_ts"] = record.created_at.timestamp()
     flat["provenance_json"] = record.provenance.model_dump_json()
     for key, value in record.metadata.items():
@@ -95,7 +107,9 @@ def to_metadata(record: MemoryRecord) -> dict[str, str | int | float | bool]:
 def from_metadata(memory_id: str, text: str, meta: dict[str, Any]) -> MemoryRecord:
     """Rebuild a record from Chroma metadata."""
     fields = {
-        k: v for k, v in meta.items() if not k.startswith(_PREFIXED) and k not in {"created_ts", "provenance_json"}
+        k: v
+        for k, v in meta.items()
+        if not k.startswith(_PREFIXED) and k not in {"created_ts", "provenance_json", "skey"}
     }
     fields.setdefault("superseded_by", None)
     return MemoryRecord(

@@ -76,3 +76,13 @@ def test_flag_candidates_orders_the_overridden_fact_first() -> None:
     assert [r.text for r, _ in flagged] == [gala.text, potter.text]  # tea is below the 0.55 threshold
     assert flagged[0][1] == 0.66  # the plain cosine is what is reported
     assert [r for r, _ in flag_candidates(neighbours, CFG)] == [potter, gala]  # no text: cosine order
+
+
+def test_similarity_judge_keeps_both_when_a_number_or_name_changed() -> None:
+    from memory.conflicts import SimilarityJudge
+
+    judge = SimilarityJudge(0.95)
+    assert judge.judge("Lea moved to Porto in 2020.", "Lea moved to Porto in 2015.", 0.97) is Verdict.UNSURE
+    assert judge.judge("Ana mentored Bo at school.", "Bo mentored Ana at school.", 0.98) is Verdict.UNSURE
+    assert judge.judge("Lea moved to Porto in 2015!", "Lea moved to Porto in 2015.", 0.99) is Verdict.SAME
+    assert judge.judge("lea likes tea", "Lea likes tea", 0.5) is Verdict.SAME

@@ -159,3 +159,34 @@ def test_low_veracity_residual_waits_for_review(engine: MemoryEngine) -> None:
     ).record
     assert rec.status is Status.PENDING_REVIEW
     assert engine.search("capital of Australia", "anyone", now=NOW, k=5).all_hits() == []
+
+
+def test_agent_and_metadata_filters_narrow_personal_search(engine: MemoryEngine) -> None:
+    for i in range(70):  # more than a page, so the exact filtered query must serve the rare matches
+        engine.add(f"alice note {i} about dosing schedules", UQ, "alice", agent="triage", now=NOW)
+    rare = engine.add(
+        "alice note about dosing schedules in cardiology",
+        UQ,
+        "alice",
+        agent="cardio",
+        metadata={"department": "cardiology"},
+        now=NOW,
+    ).record
+    hits = engine.search("dosing schedules", "alice", now=NOW, types=[UQ], agent="cardio", k=5).all_hits()
+    assert [h.record.id for h in hits] == [rare.id]
+    hits = engine.search(
+        "dosing schedules", "alice", now=NOW, types=[UQ], k=5, filters={"department": "cardiology"}
+    ).all_hits()
+    assert [h.record.id for h in hits] == [rare.id]
+    assert len(engine.search("dosing schedules", "alice", now=NOW, types=[UQ], k=5).all_hits()) == 5
+
+
+def test_status_changes_leave_the_search_key_in_step(engine: MemoryEngine) -> None:
+    from memory.audit import EventKind as Kind
+
+    rec = engine.add("bob takes warfarin daily", UQ, "bob", now=NOW).record
+    assert engine.search("warfarin", "bob", now=NOW).top()
+    engine.set_status(rec.id, Status.ARCHIVED, Kind.STATUS, {}, now=NOW)
+    assert engine.search("warfarin", "bob", now=NOW).all_hits() == []
+    engine.set_status(rec.id, Status.ACTIVE, Kind.STATUS, {}, now=NOW)
+    assert [h.record.id for h in engine.search("warfarin", "bob", now=NOW).top()] == [rec.id]
