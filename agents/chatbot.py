@@ -17,6 +17,7 @@ from autogen_core.model_context import ChatCompletionContext
 from autogen_core.models import ChatCompletionClient, SystemMessage, UserMessage
 
 from agents.checks import quote
+from agents.fakes import TokenCappedClient
 from memory.engine import MemoryEngine
 from memory.models import MemoryType, Source
 from memory.search import SearchHit
@@ -112,13 +113,20 @@ def _content(hit: SearchHit) -> MemoryContent:
     return MemoryContent(content=hit.record.text, mime_type=MemoryMimeType.TEXT, metadata=meta)
 
 
+ANSWER_TOKENS = 160
+
+
 def build_chatbot(
-    client: ChatCompletionClient, memory: MarkMemory | None = None, domain: str = "medicine", name: str = "chatbot"
+    client: ChatCompletionClient,
+    memory: MarkMemory | None = None,
+    domain: str = "medicine",
+    name: str = "chatbot",
+    max_tokens: int = ANSWER_TOKENS,
 ) -> AssistantAgent:
-    """The knowledge-first chatbot, with mark memory injected when given."""
+    """The knowledge-first chatbot, with mark memory injected when given; answers capped at ``max_tokens``."""
     return AssistantAgent(
         name,
-        model_client=client,
+        model_client=TokenCappedClient(client, max_tokens),
         system_message=render("chatbot", domain=domain),
         memory=[memory] if memory is not None else None,
         model_client_stream=False,

@@ -1,4 +1,6 @@
-"""Test doubles registered exactly like real model clients (public API, as pydantic-ai does).
+"""Client wrappers: test doubles and a token cap for chat answers.
+
+The test doubles are registered exactly like real model clients (public API, as pydantic-ai does).
 
 :class:`FunctionChatClient` answers every call by calling a plain Python function with the
 messages and the requested output model. Scenario tests use it to script a whole society
@@ -103,3 +105,82 @@ class FunctionChatClient(ChatCompletionClient):
     def model_info(self) -> ModelInfo:
         """Capabilities of the fake."""
         return FAKE_INFO
+
+
+class TokenCappedClient(ChatCompletionClient):
+    """Delegates to ``inner`` with a max_tokens cap unless a call sets its own (for chat answers)."""
+
+    def __init__(self, inner: ChatCompletionClient, max_tokens: int) -> None:
+        """Cap every call of ``inner`` at ``max_tokens``."""
+        self.inner, self.max_tokens = inner, max_tokens
+
+    async def create(
+        self,
+        messages: Sequence[LLMMessage],
+        *,
+        tools: Sequence[Tool | ToolSchema] = [],
+        tool_choice: Tool | Literal["auto", "required", "none"] = "auto",
+        json_output: bool | type[BaseModel] | None = None,
+        extra_create_args: Mapping[str, Any] = {},
+        cancellation_token: CancellationToken | None = None,
+    ) -> CreateResult:
+        """The inner client's completion, capped."""
+        args = {"max_tokens": self.max_tokens, **extra_create_args}
+        return await self.inner.create(
+            messages,
+            tools=tools,
+            tool_choice=tool_choice,
+            json_output=json_output,
+            extra_create_args=args,
+            cancellation_token=cancellation_token,
+        )
+
+    def create_stream(
+        self,
+        messages: Sequence[LLMMessage],
+        *,
+        tools: Sequence[Tool | ToolSchema] = [],
+        tool_choice: Tool | Literal["auto", "required", "none"] = "auto",
+        json_output: bool | type[BaseModel] | None = None,
+        extra_create_args: Mapping[str, Any] = {},
+        cancellation_token: CancellationToken | None = None,
+    ) -> AsyncGenerator[str | CreateResult, None]:
+        """The inner client's stream, capped."""
+        args = {"max_tokens": self.max_tokens, **extra_create_args}
+        return self.inner.create_stream(
+            messages,
+            tools=tools,
+            tool_choice=tool_choice,
+            json_output=json_output,
+            extra_create_args=args,
+            cancellation_token=cancellation_token,
+        )
+
+    async def close(self) -> None:
+        """The inner client is owned by the caller."""
+
+    def actual_usage(self) -> RequestUsage:
+        """The inner client's usage."""
+        return self.inner.actual_usage()
+
+    def total_usage(self) -> RequestUsage:
+        """The inner client's usage."""
+        return self.inner.total_usage()
+
+    def count_tokens(self, messages: Sequence[LLMMessage], *, tools: Sequence[Tool | ToolSchema] = []) -> int:
+        """The inner client's count."""
+        return self.inner.count_tokens(messages, tools=tools)
+
+    def remaining_tokens(self, messages: Sequence[LLMMessage], *, tools: Sequence[Tool | ToolSchema] = []) -> int:
+        """The inner client's remaining context."""
+        return self.inner.remaining_tokens(messages, tools=tools)
+
+    @property
+    def capabilities(self) -> ModelCapabilities:
+        """Deprecated alias of :attr:`model_info`."""
+        return self.inner.capabilities
+
+    @property
+    def model_info(self) -> ModelInfo:
+        """The inner client's capabilities."""
+        return self.inner.model_info
