@@ -138,8 +138,9 @@ class MemoryEngine:
                 record.updated_at = now
         seqs = self.audit.append_many([(r.id, kind, now, r.revision, actor, d) for r, kind, d in changes])
         fresh_ids = {r.id for r in reembed}
-        self.store.put([r for r, _, _ in changes if r.id in fresh_ids])
-        self.store.update_metadata([r for r, _, _ in changes if r.id not in fresh_ids])
+        final = {r.id: r for r, _, _ in changes}  # a record changed twice is written once, as it ends
+        self.store.put([r for r in final.values() if r.id in fresh_ids])
+        self.store.update_metadata([r for r in final.values() if r.id not in fresh_ids])
         self.audit.commit(seqs)
 
     def recover(self) -> dict[str, int]:
@@ -267,7 +268,7 @@ class MemoryEngine:
         record.veracity = self._initial_veracity(record, neighbours)
         if fact_check is not None:
             record.veracity = veracity.recheck(record.veracity, fact_check, self.config.veracity)
-        record.status = self._initial_status(record, review)
+        record.status = self.initial_status(record, review)
         flagged = conflicts.flag_candidates(neighbours, self.config.conflicts, record.text)
         judgements = conflicts.judge_candidates(judge or self.judge, record.text, flagged)
         by_id = {r.id: r for r, _ in flagged}
@@ -312,7 +313,8 @@ class MemoryEngine:
         high = [s for r, s in neighbours if r.veracity > cfg.critical]
         return veracity.score(record.source.value, veracity.consistency(high, cfg), 0.0, cfg)
 
-    def _initial_status(self, record: MemoryRecord, review: bool) -> Status:
+    def initial_status(self, record: MemoryRecord, review: bool) -> Status:
+        """Pending review when asked or for shared memory under the veracity gate; else active/probationary."""
         gate = veracity.threshold(Risk.MEDIUM, self.config.veracity)
         if review or (record.shared and record.veracity < gate):
             return Status.PENDING_REVIEW

@@ -224,11 +224,14 @@ class ChromaStore:
             )
 
     def update_metadata(self, records: Sequence[MemoryRecord]) -> None:
-        """Rewrite records whose text did not change (no re-embedding)."""
+        """Rewrite records whose text did not change (no re-embedding), one call per partition."""
+        by_partition: dict[str, list[MemoryRecord]] = {}
         for record in records:
-            collection = self._collection(partition_for(record.type, record.user_id), create=True)
+            by_partition.setdefault(partition_for(record.type, record.user_id), []).append(record)
+        for partition, group in by_partition.items():
+            collection = self._collection(partition, create=True)
             assert collection is not None
-            collection.update(ids=[record.id], metadatas=cast(Any, [to_metadata(record)]))
+            collection.update(ids=[r.id for r in group], metadatas=cast(Any, [to_metadata(r) for r in group]))
 
     def delete(self, records: Sequence[MemoryRecord]) -> None:
         """Remove records from the index (only used by recovery and forget-with-purge)."""
@@ -271,21 +274,32 @@ class ChromaStore:
         self, partition: str, embedding: Sequence[float], n: int, where: dict[str, Any] | None = None
     ) -> list[tuple[MemoryRecord, float]]:
         """Nearest records of a partition with their cosine similarity, best first."""
+        return self.query_many(partition, [embedding], n, where)[0]
+
+    def query_many(
+        self, partition: str, embeddings: Sequence[Sequence[float]], n: int, where: dict[str, Any] | None = None
+    ) -> list[list[tuple[MemoryRecord, float]]]:
+        """:meth:`query` for several vectors in one Chroma call."""
         collection = self._collection(partition, create=False)
-        if collection is None or n <= 0:
-            return []
+        if collection is None or n <= 0 or not embeddings:
+            return [[] for _ in embeddings]
         got = collection.query(
-            query_embeddings=np.asarray([embedding], dtype=np.float32),
+            query_embeddings=np.asarray(embeddings, dtype=np.float32),
             n_results=n,
             where=where,
             include=["documents", "metadatas", "distances"],
         )
-        ids, docs = got["ids"][0], (got["documents"] or [[]])[0]
-        metas, dists = (got["metadatas"] or [[]])[0], (got["distances"] or [[]])[0]
-        return [
-            (from_metadata(i, d, dict(m)), distance_to_similarity(dist))
-            for i, d, m, dist in zip(ids, docs, metas, dists, strict=True)
-        ]
+        out = []
+        for k, ids in enumerate(got["ids"]):
+            docs, metas = (got["documents"] or [])[k], (got["metadatas"] or [])[k]
+            dists = (got["distances"] or [])[k]
+            out.append(
+                [
+                    (from_metadata(i, d, dict(m)), distance_to_similarity(dist))
+                    for i, d, m, dist in zip(ids, docs, metas, dists, strict=True)
+                ]
+            )
+        return out
 
     def count(self, partition: str) -> int:
         """Number of records in a partition."""

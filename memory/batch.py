@@ -1,0 +1,149 @@
+"""Batched writes: many memories at once with the same checks as ``MemoryEngine.add``.
+
+One embedding call for the batch, one neighbour query per partition and type (Chroma answers all
+of the batch's vectors in one call), duplicates and conflicts inside the batch checked against
+each other, and one ``apply`` for the lot: one audit transaction and one upsert per partition.
+Chroma's fixed cost per call, not the arithmetic, is what limits single writes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime
+from typing import Any
+
+import numpy as np
+from pydantic import BaseModel, ConfigDict, Field
+
+from memory import conflicts, trust, veracity
+from memory.audit import EventKind
+from memory.conflicts import Verdict
+from memory.engine import AddResult, MemoryEngine, utcnow
+from memory.models import SEARCHABLE, SHARED_USER, Category, MemoryRecord, MemoryType, Provenance, Source
+from memory.search import OVERFETCH, matches
+from memory.store import partition_for, search_key
+
+Change = tuple[MemoryRecord, EventKind, dict[str, Any]]
+
+
+class NewMemory(BaseModel):
+    """One memory to write in a batch (the arguments of ``MemoryEngine.add``)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    text: str
+    type: MemoryType
+    user_id: str
+    agent: str = "chatbot"
+    category: Category = Category.FACT
+    source: Source = Source.USER
+    confidence: float = Field(default=0.8, ge=0.0, le=1.0)
+    metadata: dict[str, str] = Field(default_factory=dict)
+    provenance: Provenance = Provenance()
+    review: bool = False
+
+
+def _neighbours(
+    engine: MemoryEngine, items: Sequence[NewMemory], vectors: list[list[float]], n: int = 20
+) -> list[list[tuple[MemoryRecord, float]]]:
+    """Stored neighbours of every item, one Chroma call per (partition, type)."""
+    groups: dict[tuple[str, MemoryType], list[int]] = {}
+    for i, item in enumerate(items):
+        groups.setdefault((partition_for(item.type, item.user_id), item.type), []).append(i)
+    out: list[list[tuple[MemoryRecord, float]]] = [[] for _ in items]
+    for (partition, memory_type), indexes in groups.items():
+        shared = partition == SHARED_USER
+        where = None if shared else {"skey": search_key(partition, memory_type)}
+        pages = engine.store.query_many(partition, [vectors[i] for i in indexes], n * OVERFETCH if shared else n, where)
+        for i, page in zip(indexes, pages, strict=True):
+            owner = None if shared else items[i].user_id
+            out[i] = [(r, s) for r, s in page if matches(r, {"type": memory_type.value}, owner)][:n]
+    return out
+
+
+class _Batch:
+    """The changes of one batch; a record changed twice keeps one object and gets two events."""
+
+    def __init__(self) -> None:
+        self.changes: list[Change] = []
+        self.current: dict[str, MemoryRecord] = {}
+        self.created: list[MemoryRecord] = []
+        self.vectors: dict[str, list[float]] = {}
+
+    def record(self, memory_id: str, stored: dict[str, MemoryRecord]) -> MemoryRecord:
+        return self.current.get(memory_id) or stored[memory_id]
+
+    def change(self, after: MemoryRecord, kind: EventKind, detail: dict[str, Any]) -> None:
+        if after.id in self.current and self.current[after.id] is not after:
+            for position, (rec, k, d) in enumerate(self.changes):  # earlier events now point at the new state
+                if rec.id == after.id:
+                    self.changes[position] = (after, k, d)
+            self.created = [after if r.id == after.id else r for r in self.created]
+        self.current[after.id] = after
+        self.changes.append((after, kind, detail))
+
+    def siblings(self, record: MemoryRecord, vector: list[float]) -> list[tuple[MemoryRecord, float]]:
+        partition = partition_for(record.type, record.user_id)
+        return [
+            (r, float(np.dot(self.vectors[r.id], vector)))
+            for r in self.created
+            if partition_for(r.type, r.user_id) == partition and r.type is record.type and r.status in SEARCHABLE
+        ]
+
+
+def add_many(
+    engine: MemoryEngine, items: Sequence[NewMemory], now: datetime | None = None, actor: str = "engine"
+) -> list[AddResult]:
+    """Write a batch; returns one result per item, in order (merged items point at what absorbed them)."""
+    now = now or utcnow()
+    vectors = engine.embedder.embed([item.text for item in items])
+    cfg = engine.config
+    batch = _Batch()
+    results: list[AddResult] = []
+    for item, vector, neighbours in zip(items, vectors, _neighbours(engine, items, vectors), strict=True):
+        record = MemoryRecord(
+            text=item.text,
+            type=item.type,
+            user_id=item.user_id,
+            agent=item.agent,
+            category=item.category,
+            source=item.source,
+            confidence=item.confidence,
+            created_at=now,
+            updated_at=now,
+            metadata=item.metadata,
+            provenance=item.provenance,
+            trust=trust.trust_init(cfg.trust),
+            veracity_at=now,
+        )
+        pool = [(batch.current.get(r.id, r), s) for r, s in neighbours] + batch.siblings(record, vector)
+        pool = [(r, s) for r, s in pool if r.status in SEARCHABLE]
+        high = [s for r, s in pool if r.veracity > cfg.veracity.critical]
+        consistency = veracity.consistency(high, cfg.veracity)
+        record.veracity = veracity.score(record.source.value, consistency, 0.0, cfg.veracity)
+        record.status = engine.initial_status(record, item.review)
+        flagged = conflicts.flag_candidates(pool, cfg.conflicts, record.text)
+        judgements = conflicts.judge_candidates(engine.judge, record.text, flagged)
+        stored = {r.id: r for r, _ in flagged}
+        same = [j for j in judgements if j.verdict is Verdict.SAME]
+        if same:
+            merged = conflicts.merge_into(batch.record(same[0].existing_id, stored), record)
+            batch.change(merged, EventKind.MERGE, {"merged_text": record.text, "source": record.source.value})
+            results.append(AddResult(action="merged", record=merged, judgements=judgements))
+            continue
+        superseded: list[str] = []
+        for judgement in judgements:
+            old = batch.record(judgement.existing_id, stored)
+            if judgement.verdict is Verdict.CONTRADICTS:
+                old_after, record = conflicts.supersede(old, record)
+                batch.change(old_after, EventKind.SUPERSEDE, {"superseded_by": record.id})
+                superseded.append(old.id)
+            elif judgement.verdict is Verdict.UNSURE:
+                record = conflicts.prefer_newer(old, record, cfg.conflicts.unsure_boost)
+        batch.change(record, EventKind.CREATE, {"record": record.to_public(), "supersedes": superseded})
+        batch.created.append(record)
+        batch.vectors[record.id] = vector
+        action = "superseded" if superseded else "created"
+        results.append(AddResult(action=action, record=record, superseded=superseded, judgements=judgements))
+    engine.apply(batch.changes, now, actor, reembed=batch.created)
+    return results
