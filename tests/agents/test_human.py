@@ -5,10 +5,9 @@ from __future__ import annotations
 import io
 import json
 import socket
-import threading
 import time
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import ClassVar
 
 import pytest
@@ -30,6 +29,7 @@ from agents.human import (
     build_sme_proxy,
     check_http_url,
 )
+from tests.loopback import serve
 
 
 class _SmeHandler(BaseHTTPRequestHandler):
@@ -70,15 +70,8 @@ class _SmeHandler(BaseHTTPRequestHandler):
 def sme_server() -> Iterator[str]:
     """A real HTTP server on 127.0.0.1 in a thread; yields its base URL."""
     _SmeHandler.received = []
-    server = ThreadingHTTPServer(("127.0.0.1", 0), _SmeHandler)
-    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}"
-    finally:
-        server.shutdown()
-        server.server_close()
-        thread.join(timeout=5)
+    with serve(_SmeHandler) as url:
+        yield url
 
 
 def _closed_port() -> int:

@@ -6,9 +6,8 @@ import asyncio
 import io
 import json
 import logging
-import threading
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any, ClassVar
 
 import pytest
@@ -29,6 +28,7 @@ from agents.reviewers import (
     safe_review,
 )
 from memory.models import MemoryType, Source
+from tests.loopback import serve
 
 ITEM = ReviewItem(
     memory_id="m1",
@@ -224,15 +224,8 @@ class _ReviewHandler(BaseHTTPRequestHandler):
 def review_server() -> Iterator[str]:
     """A real HTTP server on 127.0.0.1 in a thread; yields its base URL."""
     _ReviewHandler.received = []
-    server = ThreadingHTTPServer(("127.0.0.1", 0), _ReviewHandler)
-    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}"
-    finally:
-        server.shutdown()
-        server.server_close()
-        thread.join(timeout=5)
+    with serve(_ReviewHandler) as url:
+        yield url
 
 
 async def test_http_reviewer_posts_the_item_and_parses_the_decision(review_server: str) -> None:
