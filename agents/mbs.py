@@ -121,7 +121,7 @@ def screen(memories: list[ExtractedMemory], instructions: str, said: str) -> tup
     for memory in memories:
         if len(_normal(memory.text)) > 20 and _normal(memory.text) in example:
             dropped.append(f"a copy of the prompt's example: {memory.text!r}")
-        elif said and ungrounded(memory.text, said):
+        elif said and memory.grounded and ungrounded(memory.text, said):
             dropped.append(f"{', '.join(ungrounded(memory.text, said))} not said by the expert: {memory.text!r}")
         else:
             kept.append(memory)

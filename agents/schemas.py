@@ -5,7 +5,7 @@ from __future__ import annotations
 from enum import Enum
 from typing import Annotated
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, create_model, field_validator
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, PrivateAttr, create_model, field_validator
 
 from memory.conflicts import Verdict
 
@@ -42,6 +42,12 @@ class ExtractedMemory(BaseModel):
 
     text: Annotated[str, bounded(8, 400)]
     category: ExtractedCategory = ExtractedCategory.FACT
+    _grounded: bool = PrivateAttr(default=True)  # False: may name values the expert never said
+
+    @property
+    def grounded(self) -> bool:
+        """Whether the grounding screen applies (not to a memory that names the mistake to avoid)."""
+        return self._grounded
 
     @field_validator("text")
     @classmethod
@@ -106,12 +112,12 @@ class ResponseExtraction(BaseModel):
                 )
             )
         if len(self.avoid.strip()) >= 8:
-            out.append(
-                ExtractedMemory(
-                    text=_sentence(f"On {topic}, avoid this mistake: {self.avoid.strip()}"),
-                    category=ExtractedCategory.CONSTRAINT,
-                )
+            mistake = ExtractedMemory(
+                text=_sentence(f"On {topic}, avoid this mistake: {self.avoid.strip()}"),
+                category=ExtractedCategory.CONSTRAINT,
             )
+            mistake._grounded = False  # names the wrong answer on purpose: exempt from the grounding screen
+            out.append(mistake)
         return out
 
 

@@ -155,6 +155,11 @@ async def stage2(run: Run, wrong: list[str]) -> dict[str, Any]:
         conversations.append(row)
         run.corrected.add(record.id)
     run.progress("stage 2: SME corrections", len(records), len(records))
+    return {**summarise_corrections(conversations), "wall_s": time.monotonic() - started}
+
+
+def summarise_corrections(conversations: list[dict[str, Any]]) -> dict[str, Any]:
+    """Tables 4 and 5 and the LLM usage of finished correction conversations."""
     usage: dict[str, dict[str, int]] = {}
     for conv in conversations:
         for agent, counts in conv["usage"]["agents"].items():
@@ -168,7 +173,6 @@ async def stage2(run: Run, wrong: list[str]) -> dict[str, Any]:
         "table4": {k: metrics.describe([c[k] for c in conversations]) for k in ("rounds", "tokens", "words")},
         "table5": {"conversations": len(conversations), **per_type},
         "usage": {"agents": usage, "total": total},
-        "wall_s": time.monotonic() - started,
     }
 
 

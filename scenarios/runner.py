@@ -12,7 +12,7 @@ from agents.providers import build_client, describe_provider
 from memory.config import Settings
 from memory.engine import MemoryEngine
 from scenarios.checkpoint import Checkpoint
-from scenarios.lifecycle import Progress, Run, fingerprint, stage1, stage2, stage3
+from scenarios.lifecycle import Progress, Run, fingerprint, stage1, stage2, stage3, summarise_corrections
 from scenarios.report import write_report
 from scenarios.schema import Scenario, ScenarioError
 from scenarios.sessions import stage4
@@ -59,6 +59,8 @@ async def run_lifecycle(
             report["stage1"] = await stage1(run)
         if 2 in stages:
             report["stage2"] = await stage2(run, _wrong(scenario, report.get("stage1")))
+        elif checkpoint.results(2):  # corrections finished by an earlier (possibly interrupted) run
+            report["stage2"] = {**summarise_corrections(checkpoint.results(2)), "partial": True}
         if 3 in stages:
             report["stage3"] = await stage3(run)
         if 4 in stages:

@@ -221,3 +221,16 @@ def test_screen_drops_example_copies_and_ungrounded_numbers() -> None:
     kept, dropped = screen(memories, instructions, "No, drops are 0.5-1%, so A) 0.01.")
     assert [m.text for m in kept] == ["The user expects strengths converted to decimals like 0.01."]
     assert len(dropped) == 2 and "example" in dropped[0] and "0.02, 0.03 not said" in dropped[1]
+
+
+def test_the_mistake_to_avoid_may_name_the_wrong_option() -> None:
+    from agents.mbs import screen
+    from agents.schemas import ResponseExtraction
+
+    reply = ResponseExtraction(topic="tropicamide strength", final_answer="A) 0.01", avoid="answering B) 0.02")
+    kept, dropped = screen(reply.to_memories(), "", "No, drops are 0.5-1%, so A) 0.01.")
+    assert [m.text for m in kept] == [
+        "For tropicamide strength, the accepted answer is A) 0.01.",
+        "On tropicamide strength, avoid this mistake: answering B) 0.02.",
+    ]
+    assert dropped == []

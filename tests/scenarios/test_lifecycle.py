@@ -96,3 +96,13 @@ def test_parse_stages() -> None:
         parse_stages("1,7")
     with pytest.raises(ScenarioError, match="comma-separated"):
         parse_stages("one")
+
+
+async def test_later_stages_report_corrections_of_an_earlier_run(settings: Settings, tmp_path: Path) -> None:
+    scenario = load_scenario(bundled()["tropicamide"])
+    out = tmp_path / "run"
+    first = await run_lifecycle(scenario, settings, out, [1, 2], client=society())
+    later = await run_lifecycle(scenario, settings, out, [3], client=society())
+    assert later["stage2"]["partial"] is True
+    assert later["stage2"]["table5"]["conversations"] == first["stage2"]["table5"]["conversations"]
+    assert later["stage3"]["corrected"]["n"] == first["stage2"]["table5"]["conversations"]
