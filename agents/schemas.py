@@ -10,16 +10,28 @@ from pydantic import AfterValidator, BaseModel, ConfigDict, Field, PrivateAttr, 
 from memory.conflicts import Verdict
 
 
+def clip(text: str, limit: int) -> str:
+    """``text`` cut to at most ``limit`` characters, at the last sentence end if there is one."""
+    if len(text) <= limit:
+        return text
+    head = text[:limit]
+    end = max(head.rfind(". "), head.rfind("; "))
+    if end >= limit // 3:
+        return head[: end + 1].strip()
+    return head.rsplit(" ", 1)[0].rstrip(",;: ") if " " in head else head
+
+
 def bounded(low: int, high: int) -> AfterValidator:
     """A string length check done after parsing, NOT put in the JSON schema.
 
     llama.cpp turns ``minLength``/``maxLength`` into bounded repetitions that blow up its grammar
-    and make every generated token slow; out-of-range replies get the usual repair retry instead.
+    and make every generated token slow. Too short is a validation error (repair retry); too long is
+    clipped at a sentence or word boundary, since small models ramble past a limit they cannot see.
     """
 
     def check(value: str) -> str:
-        value = " ".join(value.split())
-        if not low <= len(value) <= high:
+        value = clip(" ".join(value.split()), high)
+        if len(value) < low:
             raise ValueError(f"must be {low} to {high} characters, got {len(value)}")
         return value
 

@@ -205,6 +205,10 @@ def test_schemas_sent_to_the_model_have_no_string_length_bounds() -> None:
         assert "minLength" not in schema and "maxLength" not in schema, model.__name__
     with pytest.raises(ValueError, match="8 to 300 characters"):
         ResidualExtraction(corrected_fact="short")
+    long = "Tropicamide drops are used at 0.5% to 1%. " + "This is filler text that goes on. " * 12
+    clipped = ResidualExtraction(corrected_fact=long).corrected_fact
+    assert len(clipped) <= 300 and clipped.startswith("Tropicamide drops are used at 0.5% to 1%.")
+    assert clipped.endswith(".")
 
 
 def test_screen_drops_example_copies_and_ungrounded_numbers() -> None:
