@@ -24,12 +24,12 @@ from pydantic import BaseModel
 from agents.building import BuildState, Candidate, Outcome
 from agents.checks import FactChecker, LLMJudge, quote
 from agents.reviewers import Reviewer, ReviewItem, safe_review
-from agents.schemas import ExtractedMemory, Extraction, ResidualExtraction, ResponseExtraction
+from agents.schemas import ExtractedMemory, Extraction, ResidualExtraction, ResponseExtraction, clip
 from agents.structured import UsageLog, call_structured, system, user
 from memory import review as review_queue
 from memory.conflicts import SimilarityJudge, Verdict
 from memory.engine import AddResult, MemoryEngine
-from memory.models import Category, MemoryType, Provenance, Status
+from memory.models import Category, MemoryType, Provenance, Source, Status
 from prompts import render
 
 _REPLIES: dict[MemoryType, type[Extraction | ResidualExtraction | ResponseExtraction]] = {
@@ -128,6 +128,22 @@ def screen(memories: list[ExtractedMemory], instructions: str, said: str) -> tup
     return kept, dropped
 
 
+def expert_statement(state: BuildState) -> str | None:
+    """The expert's correction in their own words: grounded by construction, the residual fallback.
+
+    Only for trusted experts (an untrusted user's words are not domain knowledge); the turn that names
+    an answer option is preferred, else the longest correction turn.
+    """
+    if state.source is not Source.SME:
+        return None
+    turns = [t.content.strip() for t in state.turns if t.role in {"user", "sme"}][1:]
+    turns = [t for t in turns if len(t) >= 20]
+    if not turns:
+        return None
+    naming = [t for t in turns if _LETTER.search(t)]
+    return clip(" ".join(max(naming or turns, key=len).split()), 300)
+
+
 def extractor_step(client: ChatCompletionClient, memory_type: MemoryType) -> Step:
     """The step of one refined-memory extractor."""
 
@@ -144,7 +160,12 @@ def extractor_step(client: ChatCompletionClient, memory_type: MemoryType) -> Ste
         )
         if outcome.value is None:
             state.errors.append(f"{name}: rejected after {outcome.attempts} attempt(s): {outcome.error}")
-            return f"0 {memory_type.value} memories (rejected: {outcome.error})"
+            fallback = expert_statement(state) if memory_type is MemoryType.RESIDUAL else None
+            if fallback is None or fallback.lower() in {c.text.lower() for c in state.candidates}:
+                return f"0 {memory_type.value} memories (rejected: {outcome.error})"
+            state.candidates.append(Candidate(type=memory_type, text=fallback, category=Category.FACT))
+            state.errors.append(f"{name}: stored the expert's own correction instead: {fallback!r}")
+            return f"1 {memory_type.value} memory (the expert's own words)"
         seen = {c.text.lower() for c in state.candidates}
         kept, dropped = screen(outcome.value.to_memories(), prompt.split("<conversation>")[0], state.correction_text)
         state.errors.extend(f"{name}: dropped {reason}" for reason in dropped)

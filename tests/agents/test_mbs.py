@@ -238,3 +238,22 @@ def test_the_mistake_to_avoid_may_name_the_wrong_option() -> None:
         "On tropicamide strength, avoid this mistake: answering B) 0.02.",
     ]
     assert dropped == []
+
+
+async def test_residual_falls_back_to_the_experts_own_words(engine: MemoryEngine) -> None:
+    inverted = _residual("The concentration of tropicamide is 0.03, not 0.01.")
+    replies = [
+        inverted,
+        inverted,
+        _memories("The user reads options as decimals."),
+        _response("tropicamide strength", "A) 0.01"),
+        _checks(1.0, 1.0, 1.0),
+    ]
+    state = BuildState(TROPICAMIDE, "sme-2", source=Source.SME)
+    await build_memories(engine, ReplayChatCompletionClient(replies), state)
+    residual = [o for o in state.outcomes if o.type is MemoryType.RESIDUAL]
+    assert [o.text for o in residual] == ["0.5%-1% is 0.005-0.01 as a decimal, so the answer is a) 0.01."]
+    assert any("expert's own correction" in e for e in state.errors)
+    untrusted = BuildState(TROPICAMIDE, "u-9", source=Source.USER)
+    await build_memories(engine, ReplayChatCompletionClient(replies[:4]), untrusted)
+    assert [o for o in untrusted.outcomes if o.type is MemoryType.RESIDUAL] == []
