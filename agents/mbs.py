@@ -144,6 +144,21 @@ def expert_statement(state: BuildState) -> str | None:
     return clip(" ".join(max(naming or turns, key=len).split()), 300)
 
 
+_ACCEPTED = re.compile(r"answer is\s+(?:option\s+)?\(?([A-E])\)\s*([^:;\n]+?)(?=[:;\n]|\.\s|\.$|$)", re.I)
+
+
+def accepted_answer(state: BuildState) -> str | None:
+    """The accepted answer as the expert stated it ("the answer is X) text"): the LLM-response fallback."""
+    question = next((t.content for t in state.turns if t.role in {"user", "sme"}), "").strip()
+    for turn in reversed([t.content for t in state.turns if t.role in {"user", "sme"}][1:]):
+        found = _ACCEPTED.search(turn)
+        if found and question:
+            topic = clip(" ".join(question.splitlines()[0].split()), 140).rstrip(".?:")
+            answer = f"{found.group(1).upper()}) {found.group(2).strip()}"
+            return f"For the question '{topic}', the accepted answer is {answer}."
+    return None
+
+
 def extractor_step(client: ChatCompletionClient, memory_type: MemoryType) -> Step:
     """The step of one refined-memory extractor."""
 
@@ -160,7 +175,9 @@ def extractor_step(client: ChatCompletionClient, memory_type: MemoryType) -> Ste
         )
         if outcome.value is None:
             state.errors.append(f"{name}: rejected after {outcome.attempts} attempt(s): {outcome.error}")
-            fallback = expert_statement(state) if memory_type is MemoryType.RESIDUAL else None
+            fallbacks = {MemoryType.RESIDUAL: expert_statement, MemoryType.LLM_RESPONSE: accepted_answer}
+            answered = not (outcome.error or "").startswith("model call failed")  # no fallback without a model
+            fallback = fallbacks[memory_type](state) if answered and memory_type in fallbacks else None
             if fallback is None or fallback.lower() in {c.text.lower() for c in state.candidates}:
                 return f"0 {memory_type.value} memories (rejected: {outcome.error})"
             state.candidates.append(Candidate(type=memory_type, text=fallback, category=Category.FACT))

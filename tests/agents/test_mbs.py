@@ -257,3 +257,20 @@ async def test_residual_falls_back_to_the_experts_own_words(engine: MemoryEngine
     untrusted = BuildState(TROPICAMIDE, "u-9", source=Source.USER)
     await build_memories(engine, ReplayChatCompletionClient(replies[:4]), untrusted)
     assert [o for o in untrusted.outcomes if o.type is MemoryType.RESIDUAL] == []
+
+
+async def test_llm_response_falls_back_to_the_answer_the_expert_stated(engine: MemoryEngine) -> None:
+    wrong_letter = _response("tropicamide strength", "B) 0.02")  # e.g. copied from the prompt's example
+    replies = [
+        _residual("Tropicamide drops are 0.5%-1%, so a) 0.01."),
+        _memories("The user reads decimals."),
+        wrong_letter,
+        wrong_letter,
+    ]
+    state = BuildState(TROPICAMIDE, "u7", source=Source.USER)
+    await build_memories(engine, ReplayChatCompletionClient(replies), state)
+    answers = [o.text for o in state.outcomes if o.type is MemoryType.LLM_RESPONSE]
+    assert answers == [
+        "For the question 'Concentration of tropicamide: a) 0.01 b) 0.02 c) 0.03 d) 0.04', "
+        "the accepted answer is A) 0.01."
+    ]
