@@ -19,7 +19,7 @@ from memory import conflicts, trust, veracity
 from memory.audit import EventKind
 from memory.conflicts import Verdict
 from memory.engine import AddResult, MemoryEngine, utcnow
-from memory.models import SEARCHABLE, SHARED_USER, Category, MemoryRecord, MemoryType, Provenance, Source
+from memory.models import SEARCHABLE, SHARED_USER, Category, MemoryRecord, MemoryType, Provenance, Source, Status
 from memory.search import OVERFETCH, matches
 from memory.store import partition_for, search_key
 
@@ -118,13 +118,16 @@ def add_many(
         )
         pool = [(batch.current.get(r.id, r), s) for r, s in neighbours] + batch.siblings(record, vector)
         pool = [(r, s) for r, s in pool if r.status in SEARCHABLE]
-        high = [s for r, s in pool if r.veracity > cfg.veracity.critical]
-        consistency = veracity.consistency(high, cfg.veracity)
-        record.veracity = veracity.score(record.source.value, consistency, 0.0, cfg.veracity)
-        record.status = engine.initial_status(record, item.review)
         flagged = conflicts.flag_candidates(pool, cfg.conflicts, record.text)
         judgements = conflicts.judge_candidates(engine.judge, record.text, flagged)
         stored = {r.id: r for r, _ in flagged}
+        contradicted = {j.existing_id for j in judgements if j.verdict is Verdict.CONTRADICTS}
+        high = [s for r, s in pool if r.veracity > cfg.veracity.critical and r.id not in contradicted]
+        consistency = veracity.consistency(high, cfg.veracity)
+        record.veracity = veracity.score(record.source.value, consistency, 0.0, cfg.veracity)
+        overrides = any(batch.record(i, stored).veracity > cfg.veracity.critical for i in contradicted)
+        untrusted_override = record.shared and record.source is not Source.SME and overrides
+        record.status = engine.initial_status(record, item.review or untrusted_override)
         same = [j for j in judgements if j.verdict is Verdict.SAME]
         if same:
             merged = conflicts.merge_into(batch.record(same[0].existing_id, stored), record)
@@ -132,15 +135,19 @@ def add_many(
             results.append(AddResult(action="merged", record=merged, judgements=judgements))
             continue
         superseded: list[str] = []
+        deferred: list[str] = []
         for judgement in judgements:
             old = batch.record(judgement.existing_id, stored)
-            if judgement.verdict is Verdict.CONTRADICTS:
+            if judgement.verdict is Verdict.CONTRADICTS and record.status is Status.PENDING_REVIEW:
+                deferred.append(old.id)  # supersedes only once a reviewer approves it
+            elif judgement.verdict is Verdict.CONTRADICTS:
                 old_after, record = conflicts.supersede(old, record)
                 batch.change(old_after, EventKind.SUPERSEDE, {"superseded_by": record.id})
                 superseded.append(old.id)
             elif judgement.verdict is Verdict.UNSURE:
                 record = conflicts.prefer_newer(old, record, cfg.conflicts.unsure_boost)
-        batch.change(record, EventKind.CREATE, {"record": record.to_public(), "supersedes": superseded})
+        detail = {"record": record.to_public(), "supersedes": superseded, "supersedes_on_approval": deferred}
+        batch.change(record, EventKind.CREATE, detail)
         batch.created.append(record)
         batch.vectors[record.id] = vector
         action = "superseded" if superseded else "created"

@@ -265,13 +265,17 @@ class MemoryEngine:
             veracity_at=now,
         )
         neighbours = self.neighbours(record.text, memory_type, user_id)
-        record.veracity = self._initial_veracity(record, neighbours)
-        if fact_check is not None:
-            record.veracity = veracity.recheck(record.veracity, fact_check, self.config.veracity)
-        record.status = self.initial_status(record, review)
         flagged = conflicts.flag_candidates(neighbours, self.config.conflicts, record.text)
         judgements = conflicts.judge_candidates(judge or self.judge, record.text, flagged)
         by_id = {r.id: r for r, _ in flagged}
+        contradicted = {j.existing_id for j in judgements if j.verdict is Verdict.CONTRADICTS}
+        # a contradiction is very similar to what it contradicts: it must not count as consistency
+        record.veracity = self._initial_veracity(record, [(r, s) for r, s in neighbours if r.id not in contradicted])
+        if fact_check is not None:
+            record.veracity = veracity.recheck(record.veracity, fact_check, self.config.veracity)
+        overrides_trusted = any(by_id[i].veracity > self.config.veracity.critical for i in contradicted)
+        untrusted_override = record.shared and record.source is not Source.SME and overrides_trusted
+        record.status = self.initial_status(record, review or untrusted_override)
         same = [j for j in judgements if j.verdict is Verdict.SAME]
         if same:
             merged = conflicts.merge_into(by_id[same[0].existing_id], record)
@@ -280,15 +284,19 @@ class MemoryEngine:
             return AddResult(action="merged", record=merged, judgements=judgements)
         changes: list[tuple[MemoryRecord, EventKind, dict[str, Any]]] = []
         superseded: list[str] = []
+        deferred: list[str] = []  # a memory waiting for review supersedes nothing until it is approved
         for judgement in judgements:
             old = by_id[judgement.existing_id]
-            if judgement.verdict is Verdict.CONTRADICTS:
+            if judgement.verdict is Verdict.CONTRADICTS and record.status is Status.PENDING_REVIEW:
+                deferred.append(old.id)
+            elif judgement.verdict is Verdict.CONTRADICTS:
                 old_after, record = conflicts.supersede(old, record)
                 changes.append((old_after, EventKind.SUPERSEDE, {"superseded_by": record.id}))
                 superseded.append(old.id)
             elif judgement.verdict is Verdict.UNSURE:
                 record = conflicts.prefer_newer(old, record, self.config.conflicts.unsure_boost)
-        create = (record, EventKind.CREATE, {"record": record.to_public(), "supersedes": superseded})
+        detail = {"record": record.to_public(), "supersedes": superseded, "supersedes_on_approval": deferred}
+        create = (record, EventKind.CREATE, detail)
         self.apply([create, *changes], now, actor, reembed=[record])
         action = "superseded" if superseded else "created"
         return AddResult(action=action, record=record, superseded=superseded, judgements=judgements)

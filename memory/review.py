@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from datetime import datetime
 
+from memory import conflicts
 from memory.audit import EventKind
-from memory.engine import MemoryEngine, UnknownMemoryError
-from memory.models import Classification, MemoryRecord, Status
+from memory.engine import MemoryEngine, UnknownMemoryError, utcnow
+from memory.models import SEARCHABLE, Classification, MemoryRecord, Status
 
 
 class ReviewError(ValueError):
@@ -25,9 +26,22 @@ def _pending_record(engine: MemoryEngine, memory_id: str) -> MemoryRecord:
     return record
 
 
+def _deferred_supersessions(engine: MemoryEngine, record: MemoryRecord, now: datetime | None) -> None:
+    """Apply the supersessions a pending memory was judged to cause, now that it is approved."""
+    created = next((e for e in engine.history(record.id) if e.kind is EventKind.CREATE), None)
+    for old_id in created.detail.get("supersedes_on_approval", []) if created else []:
+        try:
+            old = engine.get(old_id)
+        except UnknownMemoryError:
+            continue
+        if old.status in SEARCHABLE:
+            old_after, _ = conflicts.supersede(old, record)
+            engine.apply([(old_after, EventKind.SUPERSEDE, {"superseded_by": record.id})], now or utcnow(), "review")
+
+
 def approve(engine: MemoryEngine, memory_id: str, reviewer: str, now: datetime | None = None) -> MemoryRecord:
-    """Make a pending memory active and label it good."""
-    _pending_record(engine, memory_id)
+    """Make a pending memory active and label it good (and apply the supersessions it was waiting for)."""
+    _deferred_supersessions(engine, _pending_record(engine, memory_id), now)
     return engine.set_status(
         memory_id,
         Status.ACTIVE,
@@ -43,7 +57,9 @@ def edit(engine: MemoryEngine, memory_id: str, text: str, reviewer: str, now: da
     """Replace a pending memory's text and make it active (a new version)."""
     if not text.strip():
         raise ReviewError("the edited text is empty")
-    before = _pending_record(engine, memory_id).text
+    pending_record = _pending_record(engine, memory_id)
+    before = pending_record.text
+    _deferred_supersessions(engine, pending_record, now)
     return engine.set_status(
         memory_id,
         Status.ACTIVE,

@@ -190,3 +190,24 @@ def test_status_changes_leave_the_search_key_in_step(engine: MemoryEngine) -> No
     assert engine.search("warfarin", "bob", now=NOW).all_hits() == []
     engine.set_status(rec.id, Status.ACTIVE, Kind.STATUS, {}, now=NOW)
     assert [h.record.id for h in engine.search("warfarin", "bob", now=NOW).top()] == [rec.id]
+
+
+def test_pending_domain_memory_supersedes_only_once_approved(settings) -> None:  # type: ignore[no-untyped-def]
+    from memory import review
+    from memory.embedder import HashingEmbedder
+    from tests.conftest import HASHING_CONFIG
+
+    old_text, new_text = "the adult dose of drug q is 5 mg daily", "the adult dose of drug q is 50 mg daily"
+    judge = ScriptedJudge({(new_text, old_text): Verdict.CONTRADICTS})
+    engine = MemoryEngine.open(settings, embedder=HashingEmbedder(), config=HASHING_CONFIG, judge=judge)
+    try:
+        trusted = engine.add(old_text, RES, "dr-a", source=Source.SME, now=NOW).record
+        pending = engine.add(new_text, RES, "mallory", source=Source.MODEL, now=NOW)
+        assert pending.record.status is Status.PENDING_REVIEW and pending.superseded == []
+        assert engine.get(trusted.id).status is Status.ACTIVE  # an unreviewed claim changes nothing shared
+        assert [h.record.id for h in engine.search("adult dose of drug q", "bob", now=NOW).top()] == [trusted.id]
+        review.approve(engine, pending.record.id, "dr-b", now=NOW)
+        assert engine.get(trusted.id).status is Status.SUPERSEDED
+        assert engine.get(trusted.id).superseded_by == pending.record.id
+    finally:
+        engine.close()
