@@ -13,7 +13,7 @@ from typing import Any
 from autogen_agentchat.agents import AssistantAgent
 from autogen_core import CancellationToken
 from autogen_core.memory import Memory, MemoryContent, MemoryMimeType, MemoryQueryResult, UpdateContextResult
-from autogen_core.model_context import ChatCompletionContext
+from autogen_core.model_context import BufferedChatCompletionContext, ChatCompletionContext
 from autogen_core.models import ChatCompletionClient, SystemMessage, UserMessage
 
 from agents.checks import quote
@@ -114,6 +114,7 @@ def _content(hit: SearchHit) -> MemoryContent:
 
 
 ANSWER_TOKENS = 160
+CONTEXT_MESSAGES = 12
 
 
 def build_chatbot(
@@ -127,6 +128,8 @@ def build_chatbot(
     return AssistantAgent(
         name,
         model_client=TokenCappedClient(client, max_tokens),
+        # a long chat must not overflow a 4k local context: keep the last turns (and their memory blocks)
+        model_context=BufferedChatCompletionContext(buffer_size=CONTEXT_MESSAGES),
         system_message=render("chatbot", domain=domain),
         memory=[memory] if memory is not None else None,
         model_client_stream=False,
