@@ -155,23 +155,6 @@ class JudgeReply(BaseModel):
         return Verdict.SAME if self.same_value else Verdict.CONTRADICTS
 
 
-class FactCheckReply(BaseModel):
-    """The veracity checker's result F in {0, 0.5, 1} with a short reason."""
-
-    model_config = ConfigDict(extra="ignore")
-
-    n: int = Field(default=1, ge=1)
-    score: float = Field(json_schema_extra={"enum": [0, 0.5, 1]})
-    reason: Annotated[str, bounded(0, 400)] = ""
-
-    @field_validator("score")
-    @classmethod
-    def _allowed(cls, value: float) -> float:
-        if value not in (0.0, 0.5, 1.0):
-            raise ValueError("score must be 0, 0.5 or 1")
-        return value
-
-
 class KeyPoints(BaseModel):
     """Key points of a reference answer (for KPCS)."""
 
