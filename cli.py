@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import os
 import sys
 from pathlib import Path
 from typing import Annotated, Any
@@ -15,7 +16,7 @@ from rich.text import Text
 from commands.common import JsonOpt, open_engine, out, print_json
 from commands.memory_cmds import memory_app
 from commands.review_cmds import review_app
-from memory.config import load_settings
+from memory.config import Settings, load_settings
 
 app = typer.Typer(
     help="mark: trusted, refined memory for domain chatbots (MARK).",
@@ -59,7 +60,21 @@ def ask(question: str, domain: Annotated[str, typer.Option(help="Domain named in
     sys.stdout.write(asyncio.run(ask_agent(client, question, domain, settings.model.base_url)) + "\n")
 
 
-def _run_lifecycle(scenario_ref: str, out_dir: Path | None, stages: str | None, as_json: bool) -> None:
+ThreadsOpt = Annotated[
+    int | None, typer.Option(min=1, max=64, help="llama.cpp threads for this run (overrides MARK_THREADS).")
+]
+
+
+def demo_threads(requested: int | None, settings: Settings, cores: int | None) -> int | None:
+    """The demo's thread count: the option, else a configured count (None: keep it), else every core up to 8."""
+    if requested is not None or "n_threads" in settings.model.model_fields_set:
+        return requested
+    return max(1, min(8, cores or 1))
+
+
+def _run_lifecycle(
+    scenario_ref: str, out_dir: Path | None, stages: str | None, as_json: bool, threads: int | None = None
+) -> None:
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
     from scenarios.report import render_summary
@@ -70,6 +85,8 @@ def _run_lifecycle(scenario_ref: str, out_dir: Path | None, stages: str | None, 
     chosen = parse_stages(stages) if stages else None
     folder = out_dir or Path("runs") / scenario.name
     settings = load_settings()
+    if threads is not None:
+        settings.model.n_threads = threads
     columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
     with Progress(*columns, console=Console(stderr=True), disable=as_json) as bar:
         tasks: dict[str, Any] = {}
@@ -91,10 +108,15 @@ def _run_lifecycle(scenario_ref: str, out_dir: Path | None, stages: str | None, 
 def demo(
     scenario: Annotated[str, typer.Option(help="Bundled scenario or file.")] = "tropicamide",
     out: Annotated[Path | None, typer.Option(help="Run folder (default runs/<scenario>).")] = None,
+    threads: ThreadsOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
-    """Run the whole MARK lifecycle on a bundled scenario with the configured (default: embedded) model."""
-    _run_lifecycle(scenario, out, None, as_json)
+    """Run the whole MARK lifecycle on a bundled scenario with the configured (default: embedded) model.
+
+    The demo expects an otherwise idle machine: unless ``--threads`` or a configured thread count
+    (MARK_THREADS, mark.toml) says otherwise, the local model uses every core, up to 8.
+    """
+    _run_lifecycle(scenario, out, None, as_json, demo_threads(threads, load_settings(), os.cpu_count()))
 
 
 @lifecycle_app.command("run")
@@ -102,10 +124,11 @@ def lifecycle_run(
     scenario: Annotated[str, typer.Option(help="Bundled scenario name or a YAML file.")],
     stages: Annotated[str | None, typer.Option(help="Comma-separated stages, e.g. 1,2,3,4.")] = None,
     out: Annotated[Path | None, typer.Option(help="Run folder; re-run into it to resume.")] = None,
+    threads: ThreadsOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
     """Run (or resume) the lifecycle stages of a scenario and write report.json, report.md and plots."""
-    _run_lifecycle(scenario, out, stages, as_json)
+    _run_lifecycle(scenario, out, stages, as_json, threads)
 
 
 @scenario_app.command("list")

@@ -215,6 +215,13 @@ def resolver_step(engine: MemoryEngine, client: ChatCompletionClient) -> Step:
     return step
 
 
+FACT_REASONS = {
+    1.0: "the checker found it supported by the evidence",
+    0.5: "the checker found the evidence does not settle it",
+    0.0: "the checker found it contradicted by the evidence",
+}
+
+
 def veracity_step(client: ChatCompletionClient) -> Step:
     """The veracity checker: F in {0, 0.5, 1} against trusted evidence, then the review policy."""
 
@@ -224,6 +231,7 @@ def veracity_step(client: ChatCompletionClient) -> Step:
         for candidate, reply in zip(state.candidates, replies, strict=True):
             if reply is not None:
                 candidate.fact_check = reply.score
+                candidate.fact_reason = FACT_REASONS[reply.score]
             candidate.review_reason = state.review_reason(candidate)
         state.errors.extend(f"veracity_checker: {f}" for f in checker.failures)
         queued = sum(bool(c.review_reason) for c in state.candidates)

@@ -256,6 +256,7 @@ def describe_provider(settings: Settings) -> dict[str, str | None]:
         "base_url": cfg.base_url,
         "model_path": str(model_path) if model_path else None,
         "replay_file": str(cfg.replay_file) if cfg.replay_file else None,
+        "threads": str(cfg.n_threads) if cfg.provider == Provider.LOCAL else None,
     }
 
 

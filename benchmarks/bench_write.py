@@ -16,12 +16,13 @@ has a unique text embedded by the real ONNX MiniLM (the engine's cached embedder
     2. per item the engine's own candidate lookup (``engine.neighbours``; its embedding is a cache hit),
        ``flag_candidates``, ``judge_candidates`` with the engine's judge, and the engine's initial
        veracity / status,
-    3. ``engine.import_records(batch)``: an existence check per record, IMPORT audit events appended in
+    3. ``import_records(engine, batch)``: an existence check per record, IMPORT audit events appended in
        one transaction, one upsert per partition (the store re-embeds through the cache), commit.
-    Reported in memories/s, with per-stage seconds. (b-proto) the same with a PROTOTYPE candidate lookup:
-    one Chroma query per partition for all of that partition's new vectors, no ``where``, status/type/user
-    filtered in Python. (b-base) BASELINE: raw ``engine.store.put`` of the same batch (fresh ids, the same
-    vectors): ``collection.upsert`` per partition.
+    Reported in memories/s, with per-stage seconds. (b-many) the engine's real batched write,
+    ``memory.batch.add_many``: one embed, one neighbour query per (partition, type) for the whole batch,
+    judge, scores, one audit transaction and one upsert per partition. (b-base) BASELINE: raw
+    ``engine.store.put`` of the same batch (fresh ids, the same vectors): ``collection.upsert`` per partition.
+    The target is checked on (b-many).
 """
 
 from __future__ import annotations
@@ -54,7 +55,8 @@ from memory import conflicts, trust
 from memory.config import load_settings
 from memory.engine import MemoryEngine
 from memory.models import SEARCHABLE, MemoryRecord, MemoryType, Source
-from memory.store import from_metadata, partition_for
+from memory.portability import import_records
+from memory.store import partition_for
 
 TARGET_PER_S = 200.0
 STATUS_WHERE = {"status": {"$in": sorted(s.value for s in SEARCHABLE)}}
@@ -136,55 +138,15 @@ def candidates_engine(engine: MemoryEngine, record: MemoryRecord, vector: list[f
     return [(r, s) for r, s in neighbours if r.type is record.type and (r.shared or r.user_id == record.user_id)]
 
 
-def candidates_grouped(
-    engine: MemoryEngine, records: list[MemoryRecord], vectors: list[list[float]], slack: int = 10
-) -> list[list[Any]]:
-    """PROTOTYPE: one Chroma query per partition for all its new vectors, no ``where``, filtered in Python.
-
-    Exact whenever at least 20 of the ``20 + slack`` neighbours survive the filter (else it falls back
-    to the engine's per-item query).
-    """
-    by_partition: dict[str, list[int]] = {}
-    for i, record in enumerate(records):
-        by_partition.setdefault(partition_for(record.type, record.user_id), []).append(i)
-    out: list[list[Any]] = [[] for _ in records]
-    for partition, indexes in by_partition.items():
-        collection = engine.store._collection(partition, create=False)
-        if collection is None:
-            continue
-        got = collection.query(
-            query_embeddings=np.asarray([vectors[i] for i in indexes], dtype=np.float32),
-            n_results=20 + slack,
-            include=["documents", "metadatas", "distances"],
-        )
-        for row, i in enumerate(indexes):
-            record = records[i]
-            ids, docs = got["ids"][row], (got["documents"] or [])[row]
-            metas, dists = (got["metadatas"] or [])[row], (got["distances"] or [])[row]
-            pairs = [
-                (from_metadata(a, b, dict(c)), 1.0 - float(d))
-                for a, b, c, d in zip(ids, docs, metas, dists, strict=True)
-            ]
-            kept = [(r, s) for r, s in pairs if r.status in SEARCHABLE][:20]
-            if len(kept) < 20 and len(pairs) == 20 + slack:
-                out[i] = candidates_engine(engine, record, vectors[i])
-                continue
-            out[i] = [(r, s) for r, s in kept if r.type is record.type and (r.shared or r.user_id == record.user_id)]
-    return out
-
-
-def batched_path(engine: MemoryEngine, items: list[tuple[str, MemoryType, str]], grouped: bool) -> dict[str, float]:
-    """(b) / (b-proto): embed, candidates + judge + initial scores, import_records. Seconds per stage."""
+def batched_path(engine: MemoryEngine, items: list[tuple[str, MemoryType, str]]) -> dict[str, float]:
+    """(b): embed, per-item candidates + judge + initial scores, import_records. Seconds per stage."""
     stages: dict[str, float] = {}
     start = time.perf_counter()
     vectors = engine.embedder.embed([text for text, _, _ in items])
     stages["embed (batched ONNX)"] = time.perf_counter() - start
     start = time.perf_counter()
     records = [fresh_record(engine, text, memory_type, user_id) for text, memory_type, user_id in items]
-    if grouped:
-        neighbour_lists = candidates_grouped(engine, records, vectors)
-    else:
-        neighbour_lists = [candidates_engine(engine, r, v) for r, v in zip(records, vectors, strict=True)]
+    neighbour_lists = [candidates_engine(engine, r, v) for r, v in zip(records, vectors, strict=True)]
     for record, neighbours in zip(records, neighbour_lists, strict=True):
         record.veracity = engine._initial_veracity(record, neighbours)
         record.status = engine.initial_status(record, False)
@@ -198,7 +160,7 @@ def batched_path(engine: MemoryEngine, items: list[tuple[str, MemoryType, str]],
     timer.wrap(engine.store, "put", "upsert")
     start = time.perf_counter()
     try:
-        engine.import_records(records, now=NOW)
+        import_records(engine, records, now=NOW)
     finally:
         timer.restore()
     write_s = time.perf_counter() - start
@@ -230,23 +192,23 @@ def baseline_put(engine: MemoryEngine, items: list[tuple[str, MemoryType, str]])
 
 
 LAYOUTS = {"mixed": False, "one_user": True}
-PATHS = ("engine", "proto", "base")
+PATHS = ("engine", "many", "base")
 
 
 def batched(engine: MemoryEngine, user_ids: list[str], maker: SentenceMaker, args: Any) -> dict:
-    """Rounds of engine-path, prototype and baseline batches, for both layouts, so noise hits all alike."""
+    """Rounds of per-item path, add_many and baseline batches, for both layouts, so noise hits all alike."""
     rng = np.random.default_rng(33)
-    stages: dict[str, list[dict[str, float]]] = {f"{p}/{lay}": [] for p in ("engine", "proto") for lay in LAYOUTS}
+    stages: dict[str, list[dict[str, float]]] = {f"{p}/{lay}": [] for p in ("engine", "many") for lay in LAYOUTS}
     base: dict[str, list[float]] = {lay: [] for lay in LAYOUTS}
-    batched_path(engine, new_batch(maker, user_ids, 20, rng, False), grouped=False)  # warm-up
+    batched_path(engine, new_batch(maker, user_ids, 20, rng, False))  # warm-up
     add_many_path(engine, new_batch(maker, user_ids, 20, rng, False))
     for _ in range(args.batches):
         for layout, one_user in LAYOUTS.items():
             items = new_batch(maker, user_ids, args.batch, rng, one_user)
-            stages[f"engine/{layout}"].append(batched_path(engine, items, grouped=False))
+            stages[f"engine/{layout}"].append(batched_path(engine, items))
             base[layout].append(baseline_put(engine, items))
             items = new_batch(maker, user_ids, args.batch, rng, one_user)
-            stages[f"proto/{layout}"].append(add_many_path(engine, items))
+            stages[f"many/{layout}"].append(add_many_path(engine, items))
     out: dict[str, Any] = {}
     for name, batches in stages.items():
         totals = [b["total"] for b in batches]
@@ -277,7 +239,7 @@ def report(single: dict, batch: dict, args: Any) -> None:
     say(f"\n(b) batched writes, {args.batches} batches of {args.batch} per row (a third of each type):")
     names = {
         "engine": "(b) engine-equivalent batched path",
-        "proto": "(b-many) engine add_many (memory.batch)",
+        "many": "(b-many) engine add_many (memory.batch)",
         "base": "(b-base) BASELINE raw store.put (upsert)",
     }
     rows = []
@@ -326,7 +288,7 @@ def main(argv: list[str] | None = None) -> int:
         finally:
             engine.close()
     report(single, batch, args)
-    rates = {layout: batch[f"proto/{layout}"]["per_s_median"] for layout in LAYOUTS}
+    rates = {layout: batch[f"many/{layout}"]["per_s_median"] for layout in LAYOUTS}
     met = all(rate >= TARGET_PER_S for rate in rates.values())
     say(
         f"\nTARGET batched path >= {TARGET_PER_S:.0f} memories/s: {'MET' if met else 'MISSED'} "

@@ -82,6 +82,7 @@ class EmbedderConfig(BaseModel):
     api_key: str | None = None
     batch_size: int = Field(default=32, ge=1, le=1024)
     cache_size: int = Field(default=4096, ge=0)
+    threads: int = Field(default=1, ge=1, le=64)  # ONNX intra-op threads; 1 leaves a core to the model
 
 
 class StoreConfig(BaseModel):
@@ -141,6 +142,7 @@ _ENV_MAP: dict[str, tuple[str, str]] = {
     "MARK_EMBED_MODEL": ("embedder", "model"),
     "MARK_EMBED_BASE_URL": ("embedder", "base_url"),
     "MARK_EMBED_API_KEY": ("embedder", "api_key"),
+    "MARK_EMBED_THREADS": ("embedder", "threads"),
     "MARK_CHROMA_URL": ("store", "chroma_url"),
 }
 

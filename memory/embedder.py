@@ -75,10 +75,13 @@ class OnnxMiniLM:
         self._lock = threading.Lock()
 
     def embed(self, texts: Sequence[str]) -> list[list[float]]:
-        """Embed texts in batches; each batch is padded to its longest item."""
-        out: list[list[float]] = []
-        for start in range(0, len(texts), self.batch_size):
-            out.extend(self._embed_batch(list(texts[start : start + self.batch_size])))
+        """Embed texts in batches of similar length (each batch is padded to its longest item)."""
+        order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
+        out: list[list[float]] = [[] for _ in texts]
+        for start in range(0, len(order), self.batch_size):
+            chunk = order[start : start + self.batch_size]
+            for i, vector in zip(chunk, self._embed_batch([texts[i] for i in chunk]), strict=True):
+                out[i] = vector
         return out
 
     def _embed_batch(self, texts: list[str]) -> list[list[float]]:
@@ -201,7 +204,7 @@ def build_embedder(cfg: EmbedderConfig) -> CachedEmbedder:
     """The configured embedder, wrapped in the text-hash cache."""
     inner: Embedder
     if cfg.kind is EmbedderKind.ONNX:
-        inner = OnnxMiniLM(batch_size=cfg.batch_size)
+        inner = OnnxMiniLM(batch_size=cfg.batch_size, threads=cfg.threads)
     elif cfg.kind is EmbedderKind.HASHING:
         inner = HashingEmbedder()
     else:

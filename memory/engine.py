@@ -407,13 +407,3 @@ class MemoryEngine:
         for record in personal:
             self.forget(record.id, user_id, now=now, actor=f"forget-user:{user_id}")
         return len(personal)
-
-    def import_records(self, records: Sequence[MemoryRecord], now: datetime | None = None) -> dict[str, int]:
-        """Store exported records unchanged (ids, counters, timestamps); existing ids are skipped."""
-        now = now or utcnow()
-        fresh = [r for r in records if self.store.get(r.id, [partition_for(r.type, r.user_id)]) is None]
-        batch = [(r, EventKind.IMPORT, {"record": r.to_public()}) for r in fresh]
-        for start in range(0, len(batch), 500):
-            chunk = batch[start : start + 500]
-            self.apply(chunk, now, "import", reembed=[r for r, _, _ in chunk], bump=False)
-        return {"imported": len(fresh), "skipped": len(records) - len(fresh)}

@@ -7,12 +7,16 @@ store untouched and the error names the line.
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
+from datetime import datetime
 from pathlib import Path
 
 from pydantic import ValidationError
 
-from memory.engine import MemoryEngine
+from memory.audit import EventKind
+from memory.engine import MemoryEngine, utcnow
 from memory.models import MemoryRecord
+from memory.store import partition_for
 
 
 class ImportFileError(ValueError):
@@ -62,4 +66,17 @@ def read_jsonl(path: Path) -> list[MemoryRecord]:
 
 def import_jsonl(engine: MemoryEngine, path: Path) -> dict[str, int]:
     """Validate the whole file, then store its records; returns imported/skipped counts."""
-    return engine.import_records(read_jsonl(path))
+    return import_records(engine, read_jsonl(path))
+
+
+def import_records(
+    engine: MemoryEngine, records: Sequence[MemoryRecord], now: datetime | None = None
+) -> dict[str, int]:
+    """Store records unchanged (ids, counters, timestamps) with IMPORT events; existing ids are skipped."""
+    now = now or utcnow()
+    fresh = [r for r in records if engine.store.get(r.id, [partition_for(r.type, r.user_id)]) is None]
+    batch = [(r, EventKind.IMPORT, {"record": r.to_public()}) for r in fresh]
+    for start in range(0, len(batch), 500):
+        chunk = batch[start : start + 500]
+        engine.apply(chunk, now, "import", reembed=[r for r, _, _ in chunk], bump=False)
+    return {"imported": len(fresh), "skipped": len(records) - len(fresh)}

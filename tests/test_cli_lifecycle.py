@@ -41,6 +41,26 @@ def test_invalid_scenario_file_names_file_line_field(home: Path, capsys: pytest.
     assert code == 2 and "no scenario 'no-such-scenario'" in err
 
 
+def test_demo_uses_the_cores_unless_threads_are_configured(home: Path) -> None:
+    from memory.config import load_settings
+
+    unset = load_settings(env={"MARK_HOME": str(home)})
+    assert cli.demo_threads(None, unset, 2) == 2
+    assert cli.demo_threads(None, unset, 64) == 8 and cli.demo_threads(None, unset, None) == 1
+    assert cli.demo_threads(3, unset, 2) == 3  # --threads wins
+    configured = load_settings(env={"MARK_HOME": str(home), "MARK_THREADS": "1"})
+    assert cli.demo_threads(None, configured, 16) is None  # keep MARK_THREADS / mark.toml
+    (home / "mark.toml").write_text("[model]\nn_threads = 2\n")
+    from_file = load_settings(env={"MARK_HOME": str(home), "MARK_CONFIG": str(home / "mark.toml")})
+    assert from_file.model.n_threads == 2 and cli.demo_threads(None, from_file, 16) is None
+
+
+def test_threads_option_is_validated(home: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code, _, err = run(capsys, "demo", "--threads", "0")
+    assert code == 2 and "threads" in err
+    assert not (home / "runs").exists()
+
+
 def test_unknown_stage_is_refused_before_any_work(home: Path, capsys: pytest.CaptureFixture[str]) -> None:
     code, _, err = run(capsys, "lifecycle", "run", "--scenario", "tropicamide", "--stages", "1,9")
     assert code == 2 and "unknown stage" in err

@@ -8,7 +8,7 @@ import pytest
 from autogen_ext.models.replay import ReplayChatCompletionClient
 
 from agents.building import BuildState, ReviewPolicy, Turn
-from agents.mbs import build_memories, ungrounded
+from agents.mbs import FACT_REASONS, build_memories, ungrounded
 from agents.reviewers import ScriptedReviewer
 from memory.engine import MemoryEngine
 from memory.models import MemoryType, Source, Status
@@ -76,6 +76,7 @@ async def test_tropicamide_build_commits_each_type_and_fact_checks(engine: Memor
     assert "For tropicamide concentration, the accepted answer is A) 0.01." in texts
     assert "On tropicamide concentration: percent strengths must be converted to decimals." in texts
     assert [o.action for o in state.outcomes] == ["committed"] * 4
+    assert [c.fact_reason for c in state.candidates] == [FACT_REASONS[f] for f in (1.0, 0.5, 1.0, 1.0)]
 
 
 async def test_malformed_reply_is_retried_then_rejected_without_storing(engine: MemoryEngine) -> None:

@@ -122,4 +122,6 @@ def test_describe_provider_never_loads_anything(tmp_path: Path) -> None:
         "base_url": "http://127.0.0.1:8/v1",
         "model_path": None,
         "replay_file": None,
+        "threads": None,
     }
+    assert local["threads"] == "1" and describe_provider(_settings(tmp_path, MARK_THREADS="3"))["threads"] == "3"

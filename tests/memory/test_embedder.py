@@ -33,6 +33,29 @@ def test_minilm_batched_equals_single(minilm: OnnxMiniLM) -> None:
         assert cosine(minilm.embed([text])[0], vector) > 0.9999
 
 
+def test_minilm_length_sorted_batches_keep_input_order() -> None:
+    small_batches = OnnxMiniLM(batch_size=2)
+    texts = [
+        "a long sentence about the maximum daily dose of paracetamol for adults with liver disease",
+        "short",
+        "a medium sentence about eye drops",
+        "tiny one",
+        "another long sentence, this one about the pupil dilating drops used before a retinal exam",
+    ]
+    vectors = small_batches.embed(texts)
+    for text, vector in zip(texts, vectors, strict=True):
+        assert cosine(small_batches.embed([text])[0], vector) > 0.9999
+
+
+def test_embedder_threads_from_settings() -> None:
+    from memory.config import load_settings
+
+    settings = load_settings(env={"MARK_EMBED_THREADS": "2"})
+    assert settings.embedder.threads == 2
+    with pytest.raises(ValueError):
+        load_settings(env={"MARK_EMBED_THREADS": "0"})
+
+
 def test_cache_hits_by_text_hash() -> None:
     cached = CachedEmbedder(HashingEmbedder(), capacity=2)
     first = cached.embed(["alpha", "beta"])
