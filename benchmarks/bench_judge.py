@@ -244,7 +244,11 @@ def run_llm(pairs: Sequence[Pair], settings: Any, sims: Sequence[float]) -> dict
 
 
 def as_deployed(pairs: Sequence[Pair], baseline: dict[str, Any], llm: dict[str, Any]) -> dict[str, Any]:
-    """What the engine would decide: the LLM verdict for flagged pairs, "independent" for the rest."""
+    """What the engine would decide: the LLM verdict for flagged pairs, "independent" for the rest.
+
+    A lone pair is flagged by cosine alone: the engine's lexical rescue (``rescue_threshold``) weighs
+    overlaps by IDF over a memory's other neighbours, which a pair taken alone does not have.
+    """
     floor = baseline["thresholds"]["candidate"]
     verdicts = [
         p["verdict"] if s >= floor else "independent"

@@ -7,11 +7,12 @@ plugs in an LLM judge; :class:`SimilarityJudge` is the deterministic fallback us
 
 from __future__ import annotations
 
+import itertools
 import math
 import re
 from collections.abc import Sequence
 from enum import Enum
-from typing import Protocol
+from typing import Any, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -45,6 +46,8 @@ class ConflictConfig(BaseModel):
     max_candidates: int = Field(default=5, ge=1, le=50)
     unsure_boost: float = Field(default=0.05, ge=0.0, le=1.0)
     keyword_weight: float = Field(default=0.7, ge=0.0, le=5.0)
+    phrase_weight: float = Field(default=1.0, ge=0.0, le=5.0)
+    rescue_threshold: float = Field(default=0.9, ge=0.0, le=10.0)
     same_band: float = Field(default=0.92, ge=0.0, le=1.0)
     contradiction_band: float = Field(default=0.63, ge=0.0, le=1.0)
 
@@ -130,19 +133,37 @@ def keywords(text: str) -> set[str]:
     return {w for w in re.findall(r"[a-z0-9]+", text.lower()) if len(w) > 2 and w not in _STOP}
 
 
+def _idf_overlap(query: set[Any], sets: Sequence[set[Any]]) -> list[float]:
+    """For each set, the share of the query's IDF weight (IDF over ``sets``) it holds."""
+    idf = {w: math.log((1 + len(sets)) / (1 + sum(w in s for s in sets))) for w in query}
+    total = sum(idf.values())
+    if not total:
+        return [0.0] * len(sets)
+    return [sum(idf[w] for w in query & s) / total for s in sets]
+
+
 def keyword_overlap(new_text: str, texts: Sequence[str]) -> list[float]:
     """For each text, the share of the new text's keyword weight it shares (0-1). Pure.
 
     Weights are IDF over ``texts``: a word every candidate shares (a person's name in their own
     memories) counts for nothing, a word only the overridden fact shares counts most.
     """
-    query = keywords(new_text)
-    sets = [keywords(t) for t in texts]
-    idf = {w: math.log((1 + len(sets)) / (1 + sum(w in s for s in sets))) for w in query}
-    total = sum(idf.values())
-    if not total:
-        return [0.0] * len(texts)
-    return [sum(idf[w] for w in query & s) / total for s in sets]
+    return _idf_overlap(keywords(new_text), [keywords(t) for t in texts])
+
+
+def _bigrams(text: str) -> set[tuple[str, str]]:
+    words = re.findall(r"[a-z0-9]+", text.lower())
+    return set(itertools.pairwise(words))
+
+
+def phrase_overlap(new_text: str, texts: Sequence[str]) -> list[float]:
+    """For each text, the IDF-weighted share of the new text's word pairs it shares (0-1). Pure.
+
+    An update usually keeps the sentence frame of the fact it overrides and swaps the value
+    ("published an article on X in a journal" -> "... on Y in a journal"); word pairs, stop words
+    included, see that frame where single keywords and embeddings weigh the changed topic.
+    """
+    return _idf_overlap(_bigrams(new_text), [_bigrams(t) for t in texts])
 
 
 def _specifics(text: str) -> tuple[list[str], list[str]]:
@@ -153,21 +174,25 @@ def _specifics(text: str) -> tuple[list[str], list[str]]:
 def flag_candidates(
     neighbours: Sequence[tuple[MemoryRecord, float]], cfg: ConflictConfig, new_text: str = ""
 ) -> list[tuple[MemoryRecord, float]]:
-    """Neighbours similar enough to be judged, most likely conflict first, at most ``max_candidates``.
+    """Neighbours likely enough to conflict to be judged, most likely first, at most ``max_candidates``.
 
-    A neighbour is flagged by cosine similarity; flagged ones are ordered by cosine plus
-    ``keyword_weight`` times the IDF-weighted keyword overlap with ``new_text`` (computed over all
-    neighbours), which moves the fact an update overrides ahead of other facts about the same
-    person. The returned similarity is the plain cosine.
+    Each neighbour gets ``cosine + keyword_weight * keyword overlap + phrase_weight * phrase overlap``
+    (overlaps IDF-weighted over all neighbours, see :func:`keyword_overlap` and
+    :func:`phrase_overlap`): that score moves the fact an update overrides ahead of other facts
+    about the same person. A neighbour is flagged when its cosine reaches ``candidate_threshold``,
+    or when its score reaches ``rescue_threshold`` (an update reworded enough to drop the cosine
+    while keeping the old fact's frame). The returned similarity is the plain cosine.
     """
-    overlap = keyword_overlap(new_text, [r.text for r, _ in neighbours]) if new_text else [0.0] * len(neighbours)
+    texts = [r.text for r, _ in neighbours]
+    words = keyword_overlap(new_text, texts) if new_text else [0.0] * len(texts)
+    pairs = phrase_overlap(new_text, texts) if new_text else [0.0] * len(texts)
     scored = [
-        (s + cfg.keyword_weight * o, r, s)
-        for (r, s), o in zip(neighbours, overlap, strict=True)
-        if s >= cfg.candidate_threshold
+        (s + cfg.keyword_weight * w + cfg.phrase_weight * p, r, s)
+        for (r, s), w, p in zip(neighbours, words, pairs, strict=True)
     ]
-    scored.sort(key=lambda item: item[0], reverse=True)
-    return [(r, s) for _, r, s in scored[: cfg.max_candidates]]
+    kept = [(score, r, s) for score, r, s in scored if s >= cfg.candidate_threshold or score >= cfg.rescue_threshold]
+    kept.sort(key=lambda item: item[0], reverse=True)
+    return [(r, s) for _, r, s in kept[: cfg.max_candidates]]
 
 
 def judge_candidates(judge: Judge, new_text: str, flagged: Sequence[tuple[MemoryRecord, float]]) -> list[Judgement]:

@@ -42,8 +42,11 @@ class StoreInUseError(StoreError):
 
 
 def distance_to_similarity(distance: float) -> float:
-    """Turn a Chroma cosine distance (1 - cos) into a cosine similarity."""
-    return 1.0 - float(distance)
+    """Turn a Chroma cosine distance (1 - cos) into a cosine similarity, clamped to [-1, 1].
+
+    Float32 rounding can put an identical text at a distance of -2e-7, i.e. a similarity above 1.
+    """
+    return min(1.0, max(-1.0, 1.0 - float(distance)))
 
 
 class MarkEmbeddingFunction(EmbeddingFunction[Documents]):

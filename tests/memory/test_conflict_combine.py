@@ -86,3 +86,40 @@ def test_similarity_judge_keeps_both_when_a_number_or_name_changed() -> None:
     assert judge.judge("Ana mentored Bo at school.", "Bo mentored Ana at school.", 0.98) is Verdict.UNSURE
     assert judge.judge("Lea moved to Porto in 2015!", "Lea moved to Porto in 2015.", 0.99) is Verdict.SAME
     assert judge.judge("lea likes tea", "Lea likes tea", 0.5) is Verdict.SAME
+
+
+def test_phrase_overlap_weighs_the_shared_sentence_frame() -> None:
+    from memory.conflicts import phrase_overlap
+
+    facts = [
+        "Anjel Huyen published an article on urban design in a journal.",
+        "Anjel Huyen plays classical piano.",
+    ]
+    overlap = phrase_overlap("Anjel Huyen published an article on piano in a journal.", facts)
+    # idf = ln((1+2)/(1+df)). anjel huyen: df 2 -> 0. huyen published, published an, an article,
+    # article on, in a, a journal: df 1 -> ln 1.5 each, all in fact 1. on piano, piano in: df 0 -> ln 3.
+    # Fact 1: 6 ln 1.5 / (6 ln 1.5 + 2 ln 3) = 0.525; fact 2 ("classical piano") shares no pair.
+    assert overlap[0] == pytest.approx(6 * math.log(1.5) / (6 * math.log(1.5) + 2 * math.log(3)))
+    assert overlap[1] == 0.0
+    assert phrase_overlap("", facts) == [0.0, 0.0]
+
+
+def test_a_reworded_update_keeping_the_frame_is_rescued_below_the_threshold() -> None:
+    from datetime import UTC, datetime
+
+    from memory.conflicts import flag_candidates
+    from memory.models import MemoryRecord, MemoryType
+
+    t0 = datetime(2026, 1, 1, tzinfo=UTC)
+
+    def rec(text: str) -> MemoryRecord:
+        return MemoryRecord(text=text, type=MemoryType.USER_QUESTION, user_id="u", created_at=t0, updated_at=t0)
+
+    article = rec("Anjel Huyen published an article on urban design in a renowned journal.")
+    piano = rec("Anjel Huyen plays classical piano at weekends.")
+    neighbours = [(piano, 0.60), (article, 0.50)]  # the embedding prefers the topic, not the frame
+    new = "Anjel Huyen published an article on classical piano technique in a renowned journal."
+    flagged = flag_candidates(neighbours, CFG, new)
+    assert flagged[0][0].text == article.text  # rescued (0.50 < 0.55) and ranked first
+    strict = ConflictConfig(rescue_threshold=10.0)
+    assert [r.text for r, _ in flag_candidates(neighbours, strict, new)] == [piano.text]

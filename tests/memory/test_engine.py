@@ -34,6 +34,7 @@ def test_collections_are_cosine_and_distance_converts_once(engine: MemoryEngine)
     for partition in engine.store.partitions():
         assert engine.store.space(partition) == SPACE == "cosine"
     assert distance_to_similarity(0.25) == pytest.approx(0.75)
+    assert distance_to_similarity(-2.384e-7) == 1.0 and distance_to_similarity(2.0000001) == -1.0  # float32 noise
 
 
 def test_add_writes_creation_event_and_can_be_read_back(engine: MemoryEngine) -> None:
