@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from datetime import datetime
+from enum import Enum
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict
@@ -127,9 +128,15 @@ def matches(record: MemoryRecord, fields: dict[str, str], owner: str | None) -> 
     """Whether a record is searchable and satisfies equality filters on its fields or metadata."""
     if record.status not in SEARCHABLE or (owner is not None and record.user_id != owner):
         return False
-    data = record.model_dump(mode="json", include=set(MemoryRecord.model_fields) - {"metadata"})
     for key, value in fields.items():
-        actual = data.get(key) if key in MemoryRecord.model_fields else record.metadata.get(key)
+        if key == "metadata" or key not in MemoryRecord.model_fields:
+            actual: Any = record.metadata.get(key)
+        else:
+            actual = getattr(record, key)
+            if isinstance(actual, Enum):
+                actual = actual.value
+            elif not isinstance(actual, str):  # numbers, dates, None: as they are written in JSON
+                actual = record.model_dump(mode="json", include={key})[key]
         if str(actual) != value:
             return False
     return True

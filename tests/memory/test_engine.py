@@ -212,3 +212,21 @@ def test_pending_domain_memory_supersedes_only_once_approved(settings) -> None: 
         assert engine.get(trusted.id).superseded_by == pending.record.id
     finally:
         engine.close()
+
+
+def test_matches_compares_fields_as_their_json_values() -> None:
+    from memory.models import MemoryRecord
+    from memory.search import matches
+
+    record = MemoryRecord(
+        text="t", type=MemoryType.LLM_RESPONSE, user_id="u", agent="triage", created_at=NOW, updated_at=NOW
+    )
+    record.metadata = {"department": "eye"}
+    assert matches(record, {"type": "llm_response", "agent": "triage", "department": "eye"}, "u")
+    assert matches(record, {"version": "1", "confidence": "0.8", "superseded_by": "None"}, None)
+    assert matches(record, {"created_at": NOW.isoformat().replace("+00:00", "Z")}, None)
+    assert not matches(record, {"type": "residual"}, None)
+    assert not matches(record, {"department": "ear"}, None)
+    assert not matches(record, {"agent": "triage"}, "someone-else")
+    record.status = Status.SUPERSEDED
+    assert not matches(record, {}, None)
