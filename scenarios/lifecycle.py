@@ -170,7 +170,10 @@ def summarise_corrections(conversations: list[dict[str, Any]]) -> dict[str, Any]
     per_type = {t.value: _mean([c["memories"][t.value] for c in conversations]) for t in MemoryType}
     return {
         "conversations": conversations,
-        "table4": {k: metrics.describe([c[k] for c in conversations]) for k in ("rounds", "tokens", "words")},
+        "table4": {
+            "turns": metrics.describe([c["rounds"] for c in conversations]),  # SME rounds, the paper's turns
+            **{k: metrics.describe([c[k] for c in conversations]) for k in ("tokens", "words")},
+        },
         "table5": {"conversations": len(conversations), **per_type},
         "usage": {"agents": usage, "total": total},
     }

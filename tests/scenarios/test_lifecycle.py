@@ -34,7 +34,9 @@ async def test_tropicamide_all_stages(settings: Settings, tmp_path: Path) -> Non
     assert s4["persistence_rate"] == 1.0 and s4["expectations"]["failed"] == 0
     for name in ("report.json", "report.md"):
         assert (tmp_path / "run" / name).is_file()
-    assert "Table 4" in (tmp_path / "run" / "report.md").read_text()
+    assert s2["table4"]["turns"]["count"] == len(wrong) and s2["table4"]["turns"]["min"] >= 1
+    markdown = (tmp_path / "run" / "report.md").read_text()
+    assert "Table 4" in markdown and "| Number of turns | —" not in markdown
 
 
 async def test_multi_user_domain_helps_b_but_personal_stays_with_a(settings: Settings, tmp_path: Path) -> None:
