@@ -41,7 +41,7 @@ class LLMJudge:
         assessment = (
             None if reply is None else Assessment(same_attribute=reply.same_attribute, same_value=reply.same_value)
         )
-        return combine(assessment, similarity, self.config)
+        return combine(assessment, similarity, self.config, new_text, old_text)
 
 
 class FactChecker:

@@ -1,7 +1,7 @@
 """Accuracy of the LLM conflict judge (``agents.checks.LLMJudge``) on 300 labelled memory pairs.
 
 Run:  MARK_THREADS=1 nice -n 10 .venv/bin/python benchmarks/bench_judge.py [--limit N] [--model-path GGUF]
-      [--threads N] [--baseline]
+      [--threads N] [--baseline] [--rescore results/judge.json]
 
 Pairs (all deterministic; ``--limit N`` keeps the first N of each class):
 
@@ -156,7 +156,7 @@ async def judge_all(
         reply = await judge.assess(pair.new, pair.old)
         seconds.append(time.perf_counter() - t0)
         replies.append(None if reply is None else reply.model_dump())
-        verdict: Verdict = combine(_assessment(replies[-1]), sim, ConflictConfig())
+        verdict: Verdict = combine(_assessment(replies[-1]), sim, ConflictConfig(), pair.new, pair.old)
         verdicts.append(verdict.value)
         if n % 10 == 0 or n == len(pairs):
             done = sum(v == p.expected for v, p in zip(verdicts, pairs, strict=False))
@@ -166,6 +166,25 @@ async def judge_all(
 
 def _assessment(reply: dict[str, Any] | None) -> Assessment | None:
     return None if reply is None else Assessment(same_attribute=reply["same_attribute"], same_value=reply["same_value"])
+
+
+def _verdict(pair: Pair, reply: dict[str, Any] | None, sim: float, cfg: ConflictConfig) -> str:
+    return combine(_assessment(reply), sim, cfg, pair.new, pair.old).value
+
+
+def rescore(path: Path) -> dict[str, Any]:
+    """Re-derive every verdict from the model replies a finished run saved (no model is loaded).
+
+    The model's replies do not depend on ``combine``; re-scoring shows what a changed rule does to
+    the same answers.
+    """
+    saved = json.loads(path.read_text(encoding="utf-8"))["llm"]
+    pairs = [Pair(p["expected"], p["old"], p["new"], p["source"]) for p in saved["per_pair"]]
+    replies = [p["reply"] for p in saved["per_pair"]]
+    sims = [p["similarity"] for p in saved["per_pair"]]
+    result = score(pairs, [_verdict(p, r, s, ConflictConfig()) for p, r, s in zip(pairs, replies, sims, strict=True)])
+    result["variants"] = variants(pairs, replies, sims)
+    return result
 
 
 def variants(pairs: Sequence[Pair], replies: Sequence[Any], sims: Sequence[float]) -> dict[str, Any]:
@@ -186,7 +205,7 @@ def variants(pairs: Sequence[Pair], replies: Sequence[Any], sims: Sequence[float
             if low >= high:
                 continue
             cfg = ConflictConfig(same_band=high, contradiction_band=low)
-            hits = sum(combine(_assessment(replies[i]), sims[i], cfg).value == pairs[i].expected for i in dev)
+            hits = sum(_verdict(pairs[i], replies[i], sims[i], cfg) == pairs[i].expected for i in dev)
             best = max(best, (hits / len(dev), high, low))
     fitted = ConflictConfig(same_band=best[1], contradiction_band=best[2])
     held_pairs = [pairs[i] for i in held]
@@ -194,9 +213,9 @@ def variants(pairs: Sequence[Pair], replies: Sequence[Any], sims: Sequence[float
         "model_only": score(pairs, model_only),
         "similarity_bands_only": score(pairs, bands_only),
         "fitted_on_dev": {"same_band": best[1], "contradiction_band": best[2], "dev_accuracy": round(best[0], 4)},
-        "held_out_fitted": score(held_pairs, [combine(_assessment(replies[i]), sims[i], fitted).value for i in held]),
+        "held_out_fitted": score(held_pairs, [_verdict(pairs[i], replies[i], sims[i], fitted) for i in held]),
         "held_out_default": score(
-            held_pairs, [combine(_assessment(replies[i]), sims[i], ConflictConfig()).value for i in held]
+            held_pairs, [_verdict(pairs[i], replies[i], sims[i], ConflictConfig()) for i in held]
         ),
     }
 
@@ -271,10 +290,22 @@ def main() -> int:
     parser.add_argument("--model-path", help="GGUF to load (else the configured model, MARK_MODEL_PATH)")
     parser.add_argument("--threads", type=int, help="llama.cpp threads (else MARK_THREADS, default 1)")
     parser.add_argument("--baseline", action="store_true", help="only the model-free SimilarityJudge baseline")
+    parser.add_argument("--rescore", type=Path, help="a saved results/judge.json: re-derive its verdicts, no model")
     parser.add_argument("--data", type=Path, default=DATA, help="update_pairs_dev.jsonl")
     parser.add_argument("--paraphrases", type=Path, default=PARAPHRASES, help="judge_paraphrases.jsonl")
     args = parser.parse_args()
     say(f"command: {command_line()}")
+    if args.rescore:
+        result = rescore(args.rescore)
+        report(f"RESCORED with the current rule: {args.rescore}", result)
+        for name, variant in result["variants"].items():
+            if "accuracy" in variant:
+                report(name.replace("_", " ").upper(), variant)
+            else:
+                say(f"  {name}: {variant}")
+        payload = {"command": command_line(), "machine": machine_info(), "rescored": str(args.rescore), **result}
+        say(f"\nresults: {write_results('judge_rescored', payload)}")
+        return 0
     missing = [p for p in (args.data, args.paraphrases) if not p.is_file()]
     if missing:
         say(f"SKIPPED: data file(s) absent: {', '.join(map(str, missing))}")

@@ -50,6 +50,7 @@ class ConflictConfig(BaseModel):
     rescue_threshold: float = Field(default=0.9, ge=0.0, le=10.0)
     same_band: float = Field(default=0.92, ge=0.0, le=1.0)
     contradiction_band: float = Field(default=0.63, ge=0.0, le=1.0)
+    independent_below: float = Field(default=0.70, ge=0.0, le=1.0)
 
 
 class SimilarityJudge:
@@ -242,17 +243,29 @@ class Assessment(BaseModel):
     same_value: bool
 
 
-def combine(assessment: Assessment | None, similarity: float, cfg: ConflictConfig) -> Verdict:
-    """The verdict from a small model's decomposed answer and the embedding similarity. Pure.
+_NEGATION = re.compile(r"\b(?:not|never|no|none|nor|neither|without|cannot)\b|n't", re.IGNORECASE)
+
+
+def negation_differs(new_text: str, old_text: str) -> bool:
+    """Whether one text negates more than the other ("has never conducted" vs "has conducted"). Pure."""
+    return len(_NEGATION.findall(new_text)) != len(_NEGATION.findall(old_text))
+
+
+def combine(
+    assessment: Assessment | None, similarity: float, cfg: ConflictConfig, new_text: str = "", old_text: str = ""
+) -> Verdict:
+    """The verdict from a small model's decomposed answer, the embedding similarity and a negation cue. Pure.
 
     Embedding similarity is a strong prior (near-identical wording is usually the same fact; very
     different wording usually another fact), but cannot see a changed value; a 1.5B model can often
-    see the value but mistakes a negation or a new name for another attribute. So:
+    see the value but mistakes a negation or a new name for another attribute. A pair where one
+    text negates and the other does not (see :func:`negation_differs`) is never the same fact. So:
 
-    - similarity >= ``same_band``: SAME, unless the model sees the same attribute with another value;
+    - similarity >= ``same_band``: SAME, unless the model sees the same attribute with another value
+      or the negation differs (CONTRADICTS);
     - ``contradiction_band`` <= similarity < ``same_band``: CONTRADICTS, unless the model says the
-      same value (SAME); a pair the model calls another attribute stays CONTRADICTS only above the
-      middle of the band, below it is INDEPENDENT;
+      same value without a negation change (SAME), or it calls the pair another attribute, the
+      negation is unchanged and similarity is under ``independent_below`` (INDEPENDENT);
     - below ``contradiction_band``: INDEPENDENT, unless the model sees the same attribute with
       another value (CONTRADICTS).
 
@@ -262,12 +275,13 @@ def combine(assessment: Assessment | None, similarity: float, cfg: ConflictConfi
     if assessment is None:
         return Verdict.SAME if similarity >= high else Verdict.UNSURE if similarity >= low else Verdict.INDEPENDENT
     changed = assessment.same_attribute and not assessment.same_value
+    negated = negation_differs(new_text, old_text)
     if similarity >= high:
-        return Verdict.CONTRADICTS if changed else Verdict.SAME
+        return Verdict.CONTRADICTS if changed or negated else Verdict.SAME
     if similarity >= low:
-        if assessment.same_attribute and assessment.same_value:
+        if assessment.same_attribute and assessment.same_value and not negated:
             return Verdict.SAME
-        if not assessment.same_attribute and similarity < (high + low) / 2:
+        if not assessment.same_attribute and not negated and similarity < cfg.independent_below:
             return Verdict.INDEPENDENT
         return Verdict.CONTRADICTS
     return Verdict.CONTRADICTS if changed else Verdict.INDEPENDENT

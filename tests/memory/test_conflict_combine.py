@@ -8,7 +8,7 @@ import pytest
 
 from memory.conflicts import Assessment, ConflictConfig, Verdict, combine
 
-CFG = ConflictConfig()  # same_band 0.92, contradiction_band 0.63, middle of the band 0.775
+CFG = ConflictConfig()  # same_band 0.92, contradiction_band 0.63, independent_below 0.70
 SAME = Assessment(same_attribute=True, same_value=True)
 CHANGED = Assessment(same_attribute=True, same_value=False)
 OTHER = Assessment(same_attribute=False, same_value=False)
@@ -22,8 +22,9 @@ OTHER = Assessment(same_attribute=False, same_value=False)
         (CHANGED, 0.97, Verdict.CONTRADICTS),  # "moved in 2015" vs "moved in 2020": value changed
         (SAME, 0.80, Verdict.SAME),
         (CHANGED, 0.70, Verdict.CONTRADICTS),
-        (OTHER, 0.85, Verdict.CONTRADICTS),  # upper half of the band: a negation the model misread
-        (OTHER, 0.70, Verdict.INDEPENDENT),  # lower half: trust "another attribute"
+        (OTHER, 0.85, Verdict.CONTRADICTS),  # high in the band: a negation the model misread
+        (OTHER, 0.70, Verdict.CONTRADICTS),
+        (OTHER, 0.66, Verdict.INDEPENDENT),  # low in the band: trust "another attribute"
         (CHANGED, 0.50, Verdict.CONTRADICTS),  # rephrased update the embedding misses
         (OTHER, 0.50, Verdict.INDEPENDENT),
         (SAME, 0.40, Verdict.INDEPENDENT),  # "same value" without the same attribute means nothing
@@ -37,10 +38,24 @@ def test_combine(assessment: Assessment | None, similarity: float, expected: Ver
 
 
 def test_bands_are_configurable() -> None:
-    narrow = ConflictConfig(same_band=0.99, contradiction_band=0.9)
+    narrow = ConflictConfig(same_band=0.99, contradiction_band=0.9, independent_below=0.945)
     assert combine(OTHER, 0.95, narrow) is Verdict.CONTRADICTS
     assert combine(OTHER, 0.93, narrow) is Verdict.INDEPENDENT
     assert combine(SAME, 0.97, narrow) is Verdict.SAME
+
+
+def test_a_negation_change_is_never_the_same_fact() -> None:
+    from memory.conflicts import negation_differs
+
+    old = "Theresa Bronn has conducted the Kalamazoo Singers."
+    new = "Theresa Bronn has never conducted the Kalamazoo Singers."
+    assert negation_differs(new, old) and negation_differs(old, new)
+    assert not negation_differs("Max doesn't smoke.", "Max does not smoke.")  # one negation each
+    assert combine(SAME, 0.95, CFG, new, old) is Verdict.CONTRADICTS  # the model missed the "never"
+    assert combine(SAME, 0.80, CFG, new, old) is Verdict.CONTRADICTS
+    assert combine(OTHER, 0.66, CFG, new, old) is Verdict.CONTRADICTS  # not left as another attribute
+    assert combine(OTHER, 0.50, CFG, new, old) is Verdict.INDEPENDENT  # far apart: the cue alone is not enough
+    assert combine(SAME, 0.95, CFG, old, old) is Verdict.SAME
 
 
 def test_keyword_overlap_ignores_words_every_candidate_shares() -> None:
