@@ -125,6 +125,14 @@ def run_baseline(pairs: Sequence[Pair], settings: Any) -> dict[str, Any]:
     return result
 
 
+def report_variants(found: dict[str, Any]) -> None:
+    for name, result in found.items():
+        if "accuracy" in result:
+            report(name.replace("_", " ").upper(), result)
+        else:
+            say(f"  {name}: {result}")
+
+
 def report_similarity(result: dict[str, Any]) -> None:
     t = result["thresholds"]
     say(f"  ONNX cosine per class (engine flags pairs >= {t['candidate']} for the judge, SAME >= {t['duplicate']}):")
@@ -298,11 +306,7 @@ def main() -> int:
     if args.rescore:
         result = rescore(args.rescore)
         report(f"RESCORED with the current rule: {args.rescore}", result)
-        for name, variant in result["variants"].items():
-            if "accuracy" in variant:
-                report(name.replace("_", " ").upper(), variant)
-            else:
-                say(f"  {name}: {variant}")
+        report_variants(result["variants"])
         payload = {"command": command_line(), "machine": machine_info(), "rescored": str(args.rescore), **result}
         say(f"\nresults: {write_results('judge_rescored', payload)}")
         return 0
@@ -341,11 +345,7 @@ def main() -> int:
     }
     llm = run_llm(pairs, settings, baseline["similarities"])
     report(f"HYBRID judge: {cfg.provider.value} model answer + similarity (engine defaults)", llm)
-    for name, result in llm["variants"].items():
-        if "accuracy" in result:
-            report(name.replace("_", " ").upper(), result)
-        else:
-            say(f"  {name}: {result}")
+    report_variants(llm["variants"])
     median_ms = llm["latency"]["median_ms"]
     say(f"  mean seconds per judgement: {llm['mean_s_per_judgement']:.2f}  (median {median_ms:.0f} ms)")
     say(
