@@ -77,5 +77,6 @@ def test_mark_demo_through_the_entry_point(tmp_path: Path) -> None:
     assert proc.returncode == 0, proc.stderr[-2000:]
     report = json.loads((out / "report.json").read_text())
     assert report["stages_run"] == [1, 2, 3, 4]
+    assert report["model"]["threads"] == "1"  # MARK_THREADS wins over the demo's all-cores default
     assert len(report["stage1"]["records"]) == 4 and "accuracy" in report["stage3"]
     assert "report:" in proc.stdout and (out / "report.md").is_file()
