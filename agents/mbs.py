@@ -172,6 +172,8 @@ def extractor_step(client: ChatCompletionClient, memory_type: MemoryType) -> Ste
             _REPLIES[memory_type],
             state.usage,
             check=grounding_check(memory_type, state),
+            # the accepted answer in the expert's words beats asking again (measured: 0 of 20 retries passed)
+            retry_failed_check=not (memory_type is MemoryType.LLM_RESPONSE and accepted_answer(state)),
         )
         if outcome.value is None:
             state.errors.append(f"{name}: rejected after {outcome.attempts} attempt(s): {outcome.error}")

@@ -98,7 +98,13 @@ def parse_reply(text: str, model: type[T]) -> T:
         raise first
 
 
+class _CheckFailed(ValueError):
+    """A reply that parsed but failed the caller's semantic check."""
+
+
 def _reason(exc: Exception, finish_reason: str | None) -> str:
+    if isinstance(exc, _CheckFailed):
+        return f"failed the check: {exc}"
     if finish_reason == "length":
         return "the reply was cut off at the token limit (finish_reason=length)"
     if isinstance(exc, ValidationError):
@@ -116,11 +122,14 @@ async def call_structured(
     usage: UsageLog | None = None,
     retries: int = 1,
     check: Callable[[T], str | None] | None = None,
+    retry_failed_check: bool = True,
 ) -> Outcome[T]:
     """Ask for a reply shaped like ``model``; one repair retry, then a logged rejection.
 
     ``check`` adds a semantic test after schema validation: it returns a problem description (the
-    repair instruction) or None.
+    repair instruction) or None. With ``retry_failed_check`` False a reply that parses but fails the
+    check is rejected at once (for callers with a deterministic fallback, where a second call rarely
+    fixes the content and costs a full prompt); malformed or truncated replies are still retried.
     """
     history = list(messages)
     outcome: Outcome[T] = Outcome()
@@ -146,13 +155,15 @@ async def call_structured(
             value = parse_reply(text, model)
             problem = check(value) if check else None
             if problem:
-                raise ValueError(problem)
+                raise _CheckFailed(problem)
             outcome.value = value
             outcome.error = None
             return outcome
         except (ValidationError, ValueError) as exc:
             outcome.error = _reason(exc, result.finish_reason)
             log.warning("%s: attempt %d rejected: %s", agent, attempt + 1, outcome.error)
+            if isinstance(exc, _CheckFailed) and not retry_failed_check:
+                break
             history = [
                 *history,
                 AssistantMessage(content=text[:2000], source=agent),

@@ -177,7 +177,6 @@ async def test_inverted_fact_gets_a_repair_retry(engine: MemoryEngine) -> None:
         _residual("The concentration of tropicamide is 0.02, not 0.01."),  # contradicts what the expert said
         _residual("Tropicamide drops are 0.5%-1%, i.e. 0.005-0.01, so the answer is A) 0.01."),
         _memories("The user reads options as decimals."),
-        _response("tropicamide strength", "B) 0.02"),  # wrong letter: never said by the expert
         _response("tropicamide strength", "A) 0.01"),
     ]
     client = ReplayChatCompletionClient(replies)
@@ -186,8 +185,42 @@ async def test_inverted_fact_gets_a_repair_retry(engine: MemoryEngine) -> None:
     repair = str(client.create_calls[1]["messages"][-1].content)
     assert "0.02 in your answer does not appear" in repair
     texts = [o.text for o in state.outcomes]
+    assert "Tropicamide drops are 0.5%-1%, i.e. 0.005-0.01, so the answer is A) 0.01." in texts
     assert "For tropicamide strength, the accepted answer is A) 0.01." in texts
     assert not any("0.02" in t for t in texts)
+
+
+async def test_wrong_accepted_answer_falls_back_to_the_experts_words_without_a_retry(engine: MemoryEngine) -> None:
+    replies = [
+        _residual("Tropicamide drops are 0.5%-1%, i.e. 0.005-0.01, so the answer is A) 0.01."),
+        _memories("The user reads options as decimals."),
+        _response("tropicamide strength", "B) 0.02"),  # the chatbot's wrong letter, never said by the expert
+    ]
+    client = ReplayChatCompletionClient(replies)
+    state = BuildState(TROPICAMIDE, "u6", source=Source.USER)
+    await build_memories(engine, client, state)
+    assert len(client.create_calls) == 3  # no repair call: the expert stated the accepted answer
+    rejected = "extract_llm_response: rejected after 1 attempt(s): failed the check: 0.02, B) in your answer"
+    assert any(e.startswith(rejected) for e in state.errors)
+    texts = [o.text for o in state.outcomes]
+    question = "Concentration of tropicamide: a) 0.01 b) 0.02 c) 0.03 d) 0.04"
+    assert f"For the question '{question}', the accepted answer is A) 0.01." in texts
+    assert not any("0.02" in t and "accepted" in t and "B)" in t for t in texts)
+
+
+async def test_malformed_accepted_answer_is_still_retried(engine: MemoryEngine) -> None:
+    replies = [
+        _residual("Tropicamide drops are 0.5%-1%, i.e. 0.005-0.01, so the answer is A) 0.01."),
+        _memories("The user reads options as decimals."),
+        '{"topic": "tropicamide str',  # truncated: retried even though a fallback exists
+        _response("tropicamide strength", "A) 0.01"),
+        _checks(1.0, 1.0, 1.0),
+    ]
+    client = ReplayChatCompletionClient(replies)
+    state = BuildState(TROPICAMIDE, "u7", source=Source.USER)
+    await build_memories(engine, client, state)
+    assert "not valid" in str(client.create_calls[3]["messages"][-1].content)
+    assert "For tropicamide strength, the accepted answer is A) 0.01." in [o.text for o in state.outcomes]
 
 
 def test_schemas_sent_to_the_model_have_no_string_length_bounds() -> None:
