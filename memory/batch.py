@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from datetime import datetime
+from functools import partial
 from typing import Any
 
 import numpy as np
@@ -19,7 +20,7 @@ from memory import conflicts, trust, veracity
 from memory.audit import EventKind
 from memory.conflicts import Verdict
 from memory.engine import AddResult, MemoryEngine, utcnow
-from memory.models import SEARCHABLE, SHARED_USER, Category, MemoryRecord, MemoryType, Provenance, Source, Status
+from memory.models import SEARCHABLE, SHARED_USER, Category, MemoryRecord, MemoryType, Provenance, Source
 from memory.search import OVERFETCH, matches
 from memory.store import partition_for, search_key
 
@@ -134,18 +135,12 @@ def add_many(
             batch.change(merged, EventKind.MERGE, {"merged_text": record.text, "source": record.source.value})
             results.append(AddResult(action="merged", record=merged, judgements=judgements))
             continue
-        superseded: list[str] = []
-        deferred: list[str] = []
-        for judgement in judgements:
-            old = batch.record(judgement.existing_id, stored)
-            if judgement.verdict is Verdict.CONTRADICTS and record.status is Status.PENDING_REVIEW:
-                deferred.append(old.id)  # supersedes only once a reviewer approves it
-            elif judgement.verdict is Verdict.CONTRADICTS:
-                old_after, record = conflicts.supersede(old, record)
-                batch.change(old_after, EventKind.SUPERSEDE, {"superseded_by": record.id})
-                superseded.append(old.id)
-            elif judgement.verdict is Verdict.UNSURE:
-                record = conflicts.prefer_newer(old, record, cfg.conflicts.unsure_boost)
+        record, olds, deferred = conflicts.resolve(
+            record, judgements, partial(batch.record, stored=stored), cfg.conflicts.unsure_boost
+        )
+        for old_after in olds:
+            batch.change(old_after, EventKind.SUPERSEDE, {"superseded_by": record.id})
+        superseded = [old.id for old in olds]
         detail = {"record": record.to_public(), "supersedes": superseded, "supersedes_on_approval": deferred}
         batch.change(record, EventKind.CREATE, detail)
         batch.created.append(record)

@@ -10,7 +10,7 @@ from __future__ import annotations
 import itertools
 import math
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from enum import Enum
 from typing import Any, Protocol
 
@@ -232,6 +232,31 @@ def prefer_newer(old: MemoryRecord, new: MemoryRecord, boost: float) -> MemoryRe
     newer = new.model_copy(deep=True)
     newer.confidence = min(1.0, max(new.confidence, old.confidence + boost))
     return newer
+
+
+def resolve(
+    record: MemoryRecord,
+    judgements: Sequence[Judgement],
+    existing: Callable[[str], MemoryRecord],
+    unsure_boost: float,
+) -> tuple[MemoryRecord, list[MemoryRecord], list[str]]:
+    """Apply CONTRADICTS / UNSURE verdicts to a new record (SAME is the caller's merge). Pure.
+
+    Returns the record as it ends, the superseded old records (to write with SUPERSEDE events) and
+    the ids a pending-review record will supersede only once approved.
+    """
+    superseded: list[MemoryRecord] = []
+    deferred: list[str] = []
+    for judgement in judgements:
+        old = existing(judgement.existing_id)
+        if judgement.verdict is Verdict.CONTRADICTS and record.status is Status.PENDING_REVIEW:
+            deferred.append(old.id)
+        elif judgement.verdict is Verdict.CONTRADICTS:
+            old_after, record = supersede(old, record)
+            superseded.append(old_after)
+        elif judgement.verdict is Verdict.UNSURE:
+            record = prefer_newer(old, record, unsure_boost)
+    return record, superseded, deferred
 
 
 class Assessment(BaseModel):

@@ -282,19 +282,12 @@ class MemoryEngine:
             detail = {"merged_text": record.text, "provenance": record.provenance.model_dump(), "source": source.value}
             self.apply([(merged, EventKind.MERGE, detail)], now, actor)
             return AddResult(action="merged", record=merged, judgements=judgements)
-        changes: list[tuple[MemoryRecord, EventKind, dict[str, Any]]] = []
-        superseded: list[str] = []
-        deferred: list[str] = []  # a memory waiting for review supersedes nothing until it is approved
-        for judgement in judgements:
-            old = by_id[judgement.existing_id]
-            if judgement.verdict is Verdict.CONTRADICTS and record.status is Status.PENDING_REVIEW:
-                deferred.append(old.id)
-            elif judgement.verdict is Verdict.CONTRADICTS:
-                old_after, record = conflicts.supersede(old, record)
-                changes.append((old_after, EventKind.SUPERSEDE, {"superseded_by": record.id}))
-                superseded.append(old.id)
-            elif judgement.verdict is Verdict.UNSURE:
-                record = conflicts.prefer_newer(old, record, self.config.conflicts.unsure_boost)
+        # a memory waiting for review supersedes nothing until it is approved (deferred)
+        record, olds, deferred = conflicts.resolve(
+            record, judgements, by_id.__getitem__, self.config.conflicts.unsure_boost
+        )
+        superseded = [old.id for old in olds]
+        changes = [(old, EventKind.SUPERSEDE, {"superseded_by": record.id}) for old in olds]
         detail = {"record": record.to_public(), "supersedes": superseded, "supersedes_on_approval": deferred}
         create = (record, EventKind.CREATE, detail)
         self.apply([create, *changes], now, actor, reembed=[record])
