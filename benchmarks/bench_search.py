@@ -38,22 +38,17 @@ import numpy as np
 from _common import (
     NOW,
     CallTimer,
-    SentenceMaker,
-    VectorPool,
-    build_dataset,
-    bulk_load,
     dir_mb,
     machine_info,
     print_table,
     rss_mb,
     say,
-    search_key,
-    skewed_users,
     summarize,
     temp_home,
     timed,
     write_results,
 )
+from _dataset import SentenceMaker, VectorPool, build_dataset, bulk_load, search_key, skewed_users
 
 import memory.store as store_module
 from memory.config import load_settings

@@ -36,10 +36,6 @@ import numpy as np
 from _common import (
     NOW,
     CallTimer,
-    SentenceMaker,
-    VectorPool,
-    build_dataset,
-    bulk_load,
     dir_mb,
     machine_info,
     print_table,
@@ -50,6 +46,7 @@ from _common import (
     timed,
     write_results,
 )
+from _dataset import SentenceMaker, VectorPool, build_dataset, bulk_load
 
 from memory import conflicts, trust
 from memory.config import load_settings
