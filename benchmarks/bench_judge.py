@@ -1,7 +1,7 @@
 """Accuracy of the LLM conflict judge (``agents.checks.LLMJudge``) on 300 labelled memory pairs.
 
 Run:  MARK_THREADS=1 nice -n 10 .venv/bin/python benchmarks/bench_judge.py [--limit N] [--model-path GGUF]
-      [--threads N] [--baseline] [--rescore results/judge.json]
+      [--threads N] [--baseline] [--rescore results/judge.json] [--offset 100 --no-same]
 
 Pairs (all deterministic; ``--limit N`` keeps the first N of each class):
 
@@ -64,9 +64,16 @@ def read_jsonl(path: Path) -> list[dict[str, Any]]:
     return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
 
 
-def build_pairs(rows: Sequence[dict[str, Any]], paraphrases: Sequence[dict[str, Any]], limit: int) -> list[Pair]:
-    """``limit`` pairs of each class, in the documented deterministic order."""
-    single = [(n, r) for n, r in enumerate(rows) if len(r["supporting_fact_indices"]) == 1][:PER_CLASS]
+def build_pairs(
+    rows: Sequence[dict[str, Any]], paraphrases: Sequence[dict[str, Any]], limit: int, offset: int = 0
+) -> list[Pair]:
+    """``limit`` pairs of each class, in the documented deterministic order.
+
+    ``offset`` skips that many single-fact rows first: ``--offset 100`` gives a second, fresh set of
+    contradicting and independent pairs for checking a rule that was tuned on the first.
+    """
+    single = [(n, r) for n, r in enumerate(rows) if len(r["supporting_fact_indices"]) == 1]
+    single = single[offset : offset + PER_CLASS]
     contradicts, independent = [], []
     for n, row in single:
         s = row["supporting_fact_indices"][0]
@@ -301,6 +308,8 @@ def main() -> int:
     parser.add_argument("--rescore", type=Path, help="a saved results/judge.json: re-derive its verdicts, no model")
     parser.add_argument("--data", type=Path, default=DATA, help="update_pairs_dev.jsonl")
     parser.add_argument("--paraphrases", type=Path, default=PARAPHRASES, help="judge_paraphrases.jsonl")
+    parser.add_argument("--offset", type=int, default=0, help="skip this many single-fact rows (a fresh set)")
+    parser.add_argument("--no-same", action="store_true", help="leave out the hand-written paraphrase pairs")
     args = parser.parse_args()
     say(f"command: {command_line()}")
     if args.rescore:
@@ -320,7 +329,10 @@ def main() -> int:
     if args.threads:
         model["n_threads"] = args.threads
     settings = load_settings(model=model) if model else load_settings()
-    pairs = build_pairs(read_jsonl(args.data), read_jsonl(args.paraphrases), max(1, args.limit))
+    pairs = build_pairs(read_jsonl(args.data), read_jsonl(args.paraphrases), max(1, args.limit), max(0, args.offset))
+    if args.no_same:
+        pairs = [p for p in pairs if p.expected != "same"]
+    suffix = f"_offset{args.offset}" if args.offset else ""
     counts = {c: sum(p.expected == c for p in pairs) for c in CLASSES}
     say(f"pairs: {counts} ({len(pairs)} in all)")
     payload: dict[str, Any] = {"command": command_line(), "machine": machine_info(), "pairs": counts}
@@ -331,7 +343,7 @@ def main() -> int:
     report_similarity(baseline)
     payload["baseline"] = baseline
     if args.baseline:
-        say(f"\nresults: {write_results('judge_baseline', payload)}")
+        say(f"\nresults: {write_results('judge_baseline' + suffix, payload)}")
         return 0
 
     cfg = settings.model
@@ -362,7 +374,7 @@ def main() -> int:
         for p in wrong:
             say(f"    [{p['expected']} -> {p['verdict']}] OLD: {p['old'][:90]} | NEW: {p['new'][:90]}")
     payload["llm"] = llm
-    say(f"\nresults: {write_results('judge', payload)}")
+    say(f"\nresults: {write_results('judge' + suffix, payload)}")
     return 0
 
 

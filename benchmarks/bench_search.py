@@ -9,10 +9,14 @@ query path is real: ``engine.search`` embeds each (unique, uncached) query with 
 Every 20th user holds a skewed mix (5 user_question + 85 llm_response memories); the others half and half.
 
 Warm-up: one raw query on each of ``--active-users`` (default 100) user collections (the first query on
-a collection since the process started loads its index; timed as row (f)), then a few full searches.
+a collection since the process started loads its index; timed as row (f)), then one full search per
+active user (its records are not in the record cache yet; timed as row (f2)).
 Then, per query, on a random active user each time (steady state), interleaved so machine noise hits
 every row alike:
-(a) full ``engine.search(query, user, k=1)`` (whatever Chroma calls the engine makes);
+(a) full ``engine.search(query, user, k=1)`` (whatever Chroma calls the engine makes); (a-nc) the same with
+the record cache switched off (what a Chroma server store, or ``MARK_RECORD_CACHE=0``, does: Chroma hydrates
+every candidate). The cache is emptied after the bulk load, so it fills only through the warm-up and the
+measured searches themselves;
 (b) BASELINE: a bare Chroma top-20 ``collection.query`` on the domain collection with a precomputed vector
 and no ``where``; (b2) the same with a status/type ``where`` (what search sent before commit b249c7e);
 (c) the query embedding alone; (d) a per-user ``store.query`` top-20 with that status/type ``where``,
@@ -55,6 +59,7 @@ from memory.config import load_settings
 from memory.embedder import build_embedder
 from memory.engine import MemoryEngine
 from memory.models import SEARCHABLE, SHARED_USER, MemoryType, Status
+from memory.record_cache import RecordCache
 
 TARGET_P95_MS = 25.0
 SKEW_EVERY = 20  # every 20th user holds 5 user_question + 85 llm_response memories
@@ -71,7 +76,7 @@ def engine_where(memory_type: MemoryType) -> dict[str, Any]:
     return {"$and": [STATUS_WHERE, {"type": memory_type.value}]}
 
 
-ROW_KEYS = ("a", "b", "b_ids", "b2", "c", "d", "d2", "d3", "f", "g")
+ROW_KEYS = ("a", "a_nc", "b", "b_ids", "b2", "c", "d", "d2", "d3", "f", "f2", "g")
 ANATOMY = {
     "status $in only": STATUS_WHERE,
     "type == only": {"type": MemoryType.USER_QUESTION.value},
@@ -94,14 +99,23 @@ def measure_size(engine: MemoryEngine, user_ids: list[str], maker: SentenceMaker
     for user_id in active:  # the first query on a collection since process start loads its index
         collection = store._collection(user_id, create=False)
         rows["f"].append(timed(collection.query, query_embeddings=probe, n_results=20, include=["distances"])[0])
-    for user_id in active[: args.warmup]:
-        engine.search(maker.unique(types[int(rng.integers(3))]), user_id, k=1, now=NOW)
+    for user_id in active:  # the first full search of each user since start: its records are not cached yet
+        rows["f2"].append(timed(engine.search, maker.unique(types[int(rng.integers(3))]), user_id, k=1, now=NOW)[0])
     hits_before = engine.embedder.hits  # type: ignore[attr-defined]
+    cache, no_cache = store.cache, RecordCache(0)
+    cache_before = (cache.hits, cache.misses)
     residual_where, personal = engine_where(MemoryType.RESIDUAL), engine_where(MemoryType.USER_QUESTION)
     for i in range(args.queries):
         user_id = str(rng.choice(active))
         text = maker.unique(types[int(rng.integers(3))])
         rows["a"].append(timed(engine.search, text, user_id, k=1, now=NOW)[0])
+        store.cache = no_cache  # the same search as a server store (or MARK_RECORD_CACHE=0) runs it
+        try:
+            rows["a_nc"].append(
+                timed(engine.search, maker.unique(types[int(rng.integers(3))]), user_id, k=1, now=NOW)[0]
+            )
+        finally:
+            store.cache = cache
         seconds, vectors = timed(inner.embed, [text])
         rows["c"].append(seconds)
         vec = np.asarray(vectors, dtype=np.float32)
@@ -116,6 +130,7 @@ def measure_size(engine: MemoryEngine, user_ids: list[str], maker: SentenceMaker
         skey = {"meta_skey": search_key(user_id, MemoryType.USER_QUESTION, Status.ACTIVE)}
         rows["d3"].append(timed(store.query, user_id, vectors[0], 20, skey)[0])
     cache_hits = engine.embedder.hits - hits_before  # type: ignore[attr-defined]
+    record_hits, record_misses = cache.hits - cache_before[0], cache.misses - cache_before[1]
     skewed = skewed_users(user_ids, SKEW_EVERY)
     for user_id in skewed:  # warm their collections, untimed
         store._collection(user_id, create=False).query(query_embeddings=probe, n_results=20, include=["distances"])
@@ -126,6 +141,7 @@ def measure_size(engine: MemoryEngine, user_ids: list[str], maker: SentenceMaker
     return {
         "stats": {k: summarize(v) for k, v in rows.items()},
         "query_embedding_cache_hits": cache_hits,
+        "record_cache": {"hits": record_hits, "misses": record_misses, "held": len(cache), "capacity": cache.capacity},
         "active_users": len(active),
         "skewed_users": len(skewed),
         "where_anatomy": where_anatomy(store, inner, active, maker, rng, args.anatomy_runs),
@@ -188,6 +204,7 @@ def breakdown(
 
 LABELS = [
     ("a", "(a) engine.search full, k=1"),
+    ("a_nc", "(a-nc) same, record cache off"),
     ("b", "(b) BASELINE bare domain top-20, no where"),
     ("b_ids", "    same, include distances only"),
     ("b2", "(b2) domain top-20 + status/type where"),
@@ -196,6 +213,7 @@ LABELS = [
     ("d2", "(d2) user store.query top-20, no where"),
     ("d3", "(d3) user store.query + selective meta_skey"),
     ("f", "(f) 1st query on a user collection (cold)"),
+    ("f2", "(f2) 1st engine.search of a user (cold cache)"),
     ("g", "(g) engine.search, user with 5 user_question"),
 ]
 
@@ -222,13 +240,11 @@ def report(label: str, result: dict) -> None:
     ratio = stats["a"]["median_ms"] / base["median_ms"]
     say(f"  full/bare ratio (median): {ratio:.1f}x   p95: {stats['a']['p95_ms'] / base['p95_ms']:.1f}x")
     say(f"  query-embedding cache hits during the run: {result['query_embedding_cache_hits']} (expected 0)")
-    parts = result["breakdown"]
-    calls = sum(parts[k]["calls_per_run"] for k in ("store.query user", "store.query domain"))
-    floor = stats["c"]["median_ms"] + calls * stats["b_ids"]["median_ms"] + parts[REST]["ms_per_run"]
-    result["floor_estimate_ms"] = round(floor, 2)
+    rc = result["record_cache"]
+    looked_up = max(1, rc["hits"] + rc["misses"])
     say(
-        f"  floor estimate if Chroma returned only ids+distances (records from a cache): embed + {calls:.1f} x "
-        f"ids-only query + rest = {floor:.1f} ms median (arithmetic, not measured)"
+        f"  record cache during the (a)-(d3) loop: {rc['hits']:,} hits, {rc['misses']:,} misses "
+        f"({rc['hits'] / looked_up:.1%} hits); {rc['held']:,} of {rc['capacity']:,} records held at the end"
     )
     say(f"  where-clause anatomy, raw per-user top-20 (distances only), {label}:")
     print_table(
@@ -254,6 +270,7 @@ def run_size(label: str, pool: VectorPool, embedder: Any, maker: SentenceMaker, 
             say(f"  bulk loading {len(records):,} records (synthetic vectors, store.put, no audit events)...")
             load_s = bulk_load(engine.store, records, vectors)
             del records, vectors
+            engine.store.cache.clear()  # start as a freshly opened store would: nothing cached
             gc.collect()
             footprint = {"disk_mb": dir_mb(home), **rss_mb()}
             say(
@@ -282,7 +299,6 @@ def main(argv: list[str] | None = None) -> int:
     )
     args = parser.parse_args(argv)
     args.queries = args.queries or (60 if args.quick else 200)
-    args.warmup = 10 if args.quick else 20
     args.profile_runs = 10 if args.quick else 20
     args.anatomy_runs = 10 if args.quick else 20
     args.skew_queries = 10 if args.quick else 40
@@ -319,7 +335,6 @@ def main(argv: list[str] | None = None) -> int:
         "params": {
             "queries": args.queries,
             "anatomy_runs": args.anatomy_runs,
-            "warmup": args.warmup,
             "profile_runs": args.profile_runs,
             "quick": args.quick,
             "pool_size": pool_size,

@@ -123,9 +123,8 @@ def add_many(
         judgements = conflicts.judge_candidates(engine.judge, record.text, flagged)
         stored = {r.id: r for r, _ in flagged}
         contradicted = {j.existing_id for j in judgements if j.verdict is Verdict.CONTRADICTS}
-        high = [s for r, s in pool if r.veracity > cfg.veracity.critical and r.id not in contradicted]
-        consistency = veracity.consistency(high, cfg.veracity)
-        record.veracity = veracity.score(record.source.value, consistency, 0.0, cfg.veracity)
+        pairs = [(r.veracity, s) for r, s in pool if r.id not in contradicted]
+        record.veracity = veracity.initial_score(record.source.value, pairs, cfg.veracity)
         overrides = any(batch.record(i, stored).veracity > cfg.veracity.critical for i in contradicted)
         untrusted_override = record.shared and record.source is not Source.SME and overrides
         record.status = engine.initial_status(record, item.review or untrusted_override)

@@ -92,6 +92,8 @@ class StoreConfig(BaseModel):
 
     chroma_url: str | None = None
     collection_prefix: str = "mark"
+    # records kept in memory by an embedded store, about 2.4 KB each (0: none; a server store never caches)
+    record_cache: int = Field(default=20_000, ge=0, le=10_000_000)
 
 
 class Settings(BaseModel):
@@ -144,6 +146,7 @@ _ENV_MAP: dict[str, tuple[str, str]] = {
     "MARK_EMBED_API_KEY": ("embedder", "api_key"),
     "MARK_EMBED_THREADS": ("embedder", "threads"),
     "MARK_CHROMA_URL": ("store", "chroma_url"),
+    "MARK_RECORD_CACHE": ("store", "record_cache"),
 }
 
 

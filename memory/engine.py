@@ -32,7 +32,7 @@ from memory.models import (
     Source,
     Status,
 )
-from memory.scoring import MRSWeights, ScoringConfig, feedback_score, preset_weights
+from memory.scoring import MRSWeights, ScoringConfig, feedback_score, preset_weights, type_floors_for
 from memory.search import SearchResult, candidates, search
 from memory.store import ChromaStore, partition_for
 from memory.trust import TrustConfig
@@ -60,6 +60,11 @@ class EngineConfig(BaseModel):
     thumbs_down: float = 0.2
     episodic_ttl_days: float = 90.0
     min_confidence: float = 0.05
+
+
+def default_config(embedder: Embedder) -> EngineConfig:
+    """The engine defaults, with the per-type relevance floors measured for ``embedder``."""
+    return EngineConfig(scoring=ScoringConfig(type_floors=type_floors_for(embedder.name)))
 
 
 class AddResult(BaseModel):
@@ -91,7 +96,7 @@ class MemoryEngine:
     ) -> None:
         """Assemble an engine from its parts and settle any interrupted writes."""
         self.store, self.audit, self.embedder = store, audit, embedder
-        self.config = config or EngineConfig()
+        self.config = config or default_config(embedder)
         self.judge: Judge = judge or SimilarityJudge(self.config.conflicts.duplicate_threshold)
         self.recovered = self.recover()
 
@@ -270,7 +275,8 @@ class MemoryEngine:
         by_id = {r.id: r for r, _ in flagged}
         contradicted = {j.existing_id for j in judgements if j.verdict is Verdict.CONTRADICTS}
         # a contradiction is very similar to what it contradicts: it must not count as consistency
-        record.veracity = self._initial_veracity(record, [(r, s) for r, s in neighbours if r.id not in contradicted])
+        pairs = [(r.veracity, s) for r, s in neighbours if r.id not in contradicted]
+        record.veracity = veracity.initial_score(record.source.value, pairs, self.config.veracity)
         if fact_check is not None:
             record.veracity = veracity.recheck(record.veracity, fact_check, self.config.veracity)
         overrides_trusted = any(by_id[i].veracity > self.config.veracity.critical for i in contradicted)
@@ -308,11 +314,6 @@ class MemoryEngine:
     ) -> builtins.list[tuple[MemoryRecord, float]]:
         """The existing memories a new one must be judged against (similarity above the threshold)."""
         return conflicts.flag_candidates(self.neighbours(text, memory_type, user_id), self.config.conflicts, text)
-
-    def _initial_veracity(self, record: MemoryRecord, neighbours: builtins.list[tuple[MemoryRecord, float]]) -> float:
-        cfg = self.config.veracity
-        high = [s for r, s in neighbours if r.veracity > cfg.critical]
-        return veracity.score(record.source.value, veracity.consistency(high, cfg), 0.0, cfg)
 
     def initial_status(self, record: MemoryRecord, review: bool) -> Status:
         """Pending review when asked or for shared memory under the veracity gate; else active/probationary."""

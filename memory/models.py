@@ -62,9 +62,9 @@ SHARED_USER = "__domain__"
 
 
 class Provenance(BaseModel):
-    """Where a memory was learnt."""
+    """Where a memory was learnt (frozen: record copies share it)."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", frozen=True)
 
     conversation_id: str | None = None
     turn: int | None = None

@@ -26,7 +26,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from enum import StrEnum
-from typing import Self
+from typing import Annotated, Any, Self
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
@@ -104,6 +104,20 @@ def preset_weights(preset: Preset | str) -> MRSWeights:
     return MRSWeights(recall=recall, recency=recency, similarity=similarity, feedback=feedback)
 
 
+# Relevance floors for an embedder's cosine scale. With the MiniLM, in the medmcqa-sme run (docs/runs),
+# 116 of the 119 residual and llm_response memories injected from a record's own correction scored
+# >= 0.5 against its question, and 8 of the 77 injected from other records' corrections did.
+# Knowledge (residual, llm_response) must be that relevant; user_question memories keep the default,
+# since a preference ("doses in micrograms") applies to questions that share few words with it.
+# Other embedders keep the defaults.
+_TYPE_FLOORS = {"minilm-l6-v2-int8": {MemoryType.RESIDUAL.value: 0.5, MemoryType.LLM_RESPONSE.value: 0.5}}
+
+
+def type_floors_for(embedder_name: str) -> dict[str, float]:
+    """The per-type relevance floors measured for an embedder (empty: ``min_similarity`` for all)."""
+    return dict(_TYPE_FLOORS.get(embedder_name, {}))
+
+
 class ScoringConfig(BaseModel):
     """How MSS re-ranks search results: epsilon, how many to fetch, and which weights per type."""
 
@@ -117,19 +131,26 @@ class ScoringConfig(BaseModel):
         le=1.0,
         description="relevance floor: candidates less similar to the query are never ranked or injected",
     )
+    type_floors: dict[str, Annotated[float, Field(ge=-1.0, le=1.0)]] = Field(
+        default_factory=dict, description="relevance floor overriding min_similarity for one memory type"
+    )
     preset: Preset = Preset.DEFAULT
     per_type: dict[str, MRSWeights] = Field(
         default_factory=dict, description="weights overriding the preset for one memory type"
     )
 
-    @field_validator("per_type")
+    @field_validator("per_type", "type_floors")
     @classmethod
-    def _known_types(cls, value: dict[str, MRSWeights]) -> dict[str, MRSWeights]:
+    def _known_types(cls, value: dict[str, Any]) -> dict[str, Any]:
         valid = {t.value for t in MemoryType}
         unknown = sorted(set(value) - valid)
         if unknown:
-            raise ValueError(f"unknown memory type(s) {unknown} in per_type; valid: {', '.join(sorted(valid))}")
+            raise ValueError(f"unknown memory type(s) {unknown}; valid: {', '.join(sorted(valid))}")
         return value
+
+    def floor_for(self, type_name: str) -> float:
+        """The relevance floor of a memory type: its ``type_floors`` entry, else ``min_similarity``."""
+        return self.type_floors.get(type_name, self.min_similarity)
 
     def weights_for(self, type_name: str) -> MRSWeights:
         """Return the weights for a memory type: its ``per_type`` override, else the preset's."""

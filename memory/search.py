@@ -1,6 +1,7 @@
 """Memory Search Service (MARK MSS): top-N candidates per type, re-ranked by MRS.
 
-Candidates under a relevance floor (``ScoringConfig.min_similarity``) are dropped before ranking:
+Candidates under a relevance floor (``ScoringConfig.floor_for``: ``min_similarity`` or a per-type
+``type_floors`` entry) are dropped before ranking:
 recall count and freshness may reorder relevant memories, but must never lift an unrelated one
 into the prompt (a frequently injected memory would otherwise snowball).
 
@@ -113,7 +114,8 @@ def search(
         partition = user_id if personal else SHARED_USER
         owner = user_id if personal else None
         pairs = candidates(store, partition, query_vector, scoring_cfg.top_n, extra, owner, wide)
-        pairs = [(r, s) for r, s in pairs if s >= scoring_cfg.min_similarity]
+        floor = scoring_cfg.floor_for(memory_type.value)
+        pairs = [(r, s) for r, s in pairs if s >= floor]
         chosen = weights or scoring_cfg.weights_for(memory_type.value)
         ranked = _rank(pairs, now, chosen, scoring_cfg.epsilon, veracity_cfg)
         hits[memory_type] = [h for h in ranked if h.veracity_now >= tau][:k]

@@ -28,6 +28,7 @@ from chromadb.config import Settings as ChromaSettings
 from memory.config import Settings
 from memory.embedder import Embedder
 from memory.models import SEARCHABLE, SHARED_USER, MemoryRecord, MemoryType, Provenance
+from memory.record_cache import RecordCache
 
 SPACE = "cosine"
 _PREFIXED = "meta_"
@@ -124,6 +125,17 @@ def from_metadata(memory_id: str, text: str, meta: dict[str, Any]) -> MemoryReco
     )
 
 
+def _records(got: Any) -> list[MemoryRecord]:
+    """Records of a Chroma ``get`` result that included documents and metadatas."""
+    docs, metas = got["documents"] or [], got["metadatas"] or []
+    return [from_metadata(i, d, dict(m)) for i, d, m in zip(got["ids"], docs, metas, strict=True)]
+
+
+def _as_read(record: MemoryRecord) -> MemoryRecord:
+    """The record as a read from Chroma would rebuild it (what the record cache must hold)."""
+    return from_metadata(record.id, record.text, to_metadata(record))
+
+
 def metadata_where(filters: dict[str, str]) -> dict[str, Any] | None:
     """A Chroma ``where`` clause for governance filters (agent, department, any metadata key)."""
     clauses: list[dict[str, Any]] = []
@@ -155,10 +167,13 @@ class ChromaStore:
             self._lock_handle = _take_lock(settings.store_path)
             self._client = chromadb.PersistentClient(path=str(settings.store_path), settings=chroma_settings)
         self._function = MarkEmbeddingFunction(embedder)
+        # server mode: other processes may write, so a cached record could be stale
+        self.cache = RecordCache(settings.store.record_cache if self.mode == "embedded" else 0)
 
     def close(self) -> None:
         """Release the process lock."""
         self._collections.clear()
+        self.cache.clear()
         if self._lock_handle is not None:
             fcntl.flock(self._lock_handle, fcntl.LOCK_UN)
             self._lock_handle.close()
@@ -225,6 +240,7 @@ class ChromaStore:
                 embeddings=np.asarray([vectors[i] for i in indexes], dtype=np.float32),
                 metadatas=cast(Any, [to_metadata(records[i]) for i in indexes]),
             )
+            self.cache.put(_as_read(records[i]) for i in indexes)
 
     def update_metadata(self, records: Sequence[MemoryRecord]) -> None:
         """Rewrite records whose text did not change (no re-embedding), one call per partition."""
@@ -235,6 +251,7 @@ class ChromaStore:
             collection = self._collection(partition, create=True)
             assert collection is not None
             collection.update(ids=[r.id for r in group], metadatas=cast(Any, [to_metadata(r) for r in group]))
+            self.cache.put(_as_read(r) for r in group)
 
     def delete(self, records: Sequence[MemoryRecord]) -> None:
         """Remove records from the index (only used by recovery and forget-with-purge)."""
@@ -242,17 +259,23 @@ class ChromaStore:
             collection = self._collection(partition_for(record.type, record.user_id), create=False)
             if collection is not None:
                 collection.delete(ids=[record.id])
+            self.cache.drop([record.id])
 
     # -- reads -------------------------------------------------------------------------------
     def get(self, memory_id: str, partitions: Iterable[str] | None = None) -> MemoryRecord | None:
         """A record by id, looked up in the given partitions (all when None)."""
-        for partition in partitions if partitions is not None else self.partitions():
+        wanted = list(partitions) if partitions is not None else None
+        cached = self.cache.get(memory_id) if self.cache.capacity else None
+        if cached is not None and (wanted is None or partition_for(cached.type, cached.user_id) in wanted):
+            return cached
+        for partition in wanted if wanted is not None else self.partitions():
             collection = self._collection(partition, create=False)
             if collection is None:
                 continue
-            got = collection.get(ids=[memory_id], include=["documents", "metadatas"])
-            if got["ids"]:
-                return from_metadata(got["ids"][0], (got["documents"] or [""])[0], dict((got["metadatas"] or [{}])[0]))
+            found = _records(collection.get(ids=[memory_id], include=["documents", "metadatas"]))
+            if found:
+                self.cache.put(found)
+                return found[0]
         return None
 
     def scan(self, partition: str, where: dict[str, Any] | None = None) -> list[MemoryRecord]:
@@ -260,9 +283,7 @@ class ChromaStore:
         collection = self._collection(partition, create=False)
         if collection is None:
             return []
-        got = collection.get(where=where, include=["documents", "metadatas"])
-        docs, metas = got["documents"] or [], got["metadatas"] or []
-        return [from_metadata(i, d, dict(m)) for i, d, m in zip(got["ids"], docs, metas, strict=True)]
+        return _records(collection.get(where=where, include=["documents", "metadatas"]))
 
     def vector(self, record: MemoryRecord) -> list[float] | None:
         """The stored embedding of a record."""
@@ -286,23 +307,31 @@ class ChromaStore:
         collection = self._collection(partition, create=False)
         if collection is None or n <= 0 or not embeddings:
             return [[] for _ in embeddings]
-        got = collection.query(
-            query_embeddings=np.asarray(embeddings, dtype=np.float32),
-            n_results=n,
-            where=where,
-            include=["documents", "metadatas", "distances"],
-        )
-        out = []
-        for k, ids in enumerate(got["ids"]):
-            docs, metas = (got["documents"] or [])[k], (got["metadatas"] or [])[k]
-            dists = (got["distances"] or [])[k]
-            out.append(
-                [
-                    (from_metadata(i, d, dict(m)), distance_to_similarity(dist))
-                    for i, d, m, dist in zip(ids, docs, metas, dists, strict=True)
-                ]
+        vectors = np.asarray(embeddings, dtype=np.float32)
+        if not self.cache.capacity:
+            got = collection.query(
+                query_embeddings=vectors, n_results=n, where=where, include=["documents", "metadatas", "distances"]
             )
-        return out
+            out = []
+            for k, ids in enumerate(got["ids"]):
+                docs, metas = (got["documents"] or [])[k], (got["metadatas"] or [])[k]
+                dists = (got["distances"] or [])[k]
+                out.append(
+                    [
+                        (from_metadata(i, d, dict(m)), distance_to_similarity(dist))
+                        for i, d, m, dist in zip(ids, docs, metas, dists, strict=True)
+                    ]
+                )
+            return out
+        got = collection.query(query_embeddings=vectors, n_results=n, where=where, include=["distances"])
+        records = self.cache.get_many(
+            [i for ids in got["ids"] for i in ids],
+            lambda missing: _records(collection.get(ids=missing, include=["documents", "metadatas"])),
+        )
+        return [
+            [(records[i].pop(), distance_to_similarity(d)) for i, d in zip(ids, dists, strict=True) if i in records]
+            for ids, dists in zip(got["ids"], got["distances"] or [], strict=True)
+        ]
 
     def count(self, partition: str) -> int:
         """Number of records in a partition."""

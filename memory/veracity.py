@@ -137,6 +137,16 @@ def consistency(similarities: Sequence[float], cfg: VeracityConfig | None = None
     return sum(_clamp01(s) for s in similarities) / len(similarities)
 
 
+def initial_score(source: str, neighbours: Sequence[tuple[float, float]], cfg: VeracityConfig) -> float:
+    """Return a new memory's V: source credibility plus consistency with its high-veracity neighbours.
+
+    ``neighbours`` are ``(veracity, similarity)`` pairs; only those above ``cfg.critical`` count
+    (the set H). Age is zero. Pure.
+    """
+    high = [similarity for v, similarity in neighbours if v > cfg.critical]
+    return score(source, consistency(high, cfg), 0.0, cfg)
+
+
 def score(source: str, consistency: float, age_days: float, cfg: VeracityConfig | None = None) -> float:
     """Return the initial veracity ``V = alpha * S(source) + beta * C + gamma * T(age)``.
 

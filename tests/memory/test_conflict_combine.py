@@ -138,3 +138,39 @@ def test_a_reworded_update_keeping_the_frame_is_rescued_below_the_threshold() ->
     assert flagged[0][0].text == article.text  # rescued (0.50 < 0.55) and ranked first
     strict = ConflictConfig(rescue_threshold=10.0)
     assert [r.text for r, _ in flag_candidates(neighbours, strict, new)] == [piano.text]
+
+
+SWAPS = [  # (old, new): a name, place or number replaced by another
+    ("Bryen Forster is a designer based in Seattle.", "Bryen Forster is a designer based in Austin."),
+    ("Nora Fishel and Eliza Woodley ran a gala.", "Joren Sullivar and Eliza Woodley ran a gala."),
+    ("The adult dose is 5 mg twice daily.", "The adult dose is 10 mg twice daily."),
+    ("Jonas Snyden published 'Urban Reflections'.", "Jonas Snyden published 'City Lights'."),
+]
+NOT_SWAPS = [  # paraphrases and added details
+    ("Every weekend, Lea volunteers at the shelter.", "Lea volunteers at the shelter every weekend."),
+    ("Jonas Snyden often uses Matthias Crook's music.", "Matthias Crook's music often appears in Snyden's work."),
+    ("He won for his series on Patagonian glaciers.", "He won for his series about the glaciers of Patagonia."),
+    ("Austen graduated from New York University.", "Austen is a graduate of NYU."),
+    ("The clinic opens at 9 am.", "The clinic opens at nine in the morning."),
+    ("Max works as a pharmacist.", "Max works as a pharmacist in Leeds."),
+]
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "swapped"), [(*pair, True) for pair in SWAPS] + [(*pair, False) for pair in NOT_SWAPS]
+)
+def test_names_substituted(old: str, new: str, swapped: bool) -> None:
+    from memory.conflicts import names_substituted
+
+    assert names_substituted(new, old) is swapped
+    assert names_substituted(old, new) is swapped  # symmetric
+
+
+def test_a_swapped_name_is_never_the_same_fact() -> None:
+    old = "Bryen Forster is an accomplished graphic designer based in Seattle."
+    new = "Bryen Forster is an accomplished graphic designer based in Austin, Texas."
+    assert combine(SAME, 0.88, CFG, new, old) is Verdict.CONTRADICTS  # the model read it as the same value
+    assert combine(SAME, 0.95, CFG, new, old) is Verdict.CONTRADICTS
+    assert combine(SAME, 0.88, CFG, old, old) is Verdict.SAME
+    # below the contradiction band the pair shares no frame: a new name there means another fact
+    assert combine(SAME, 0.50, CFG, new, old) is Verdict.INDEPENDENT

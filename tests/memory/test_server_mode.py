@@ -68,6 +68,11 @@ def test_engine_against_chroma_server(chroma_url: str, tmp_path: Path) -> None:
         hits = second.search("tropicamide mydriatic", "bob", now=NOW).top()
         assert [h.record.id for h in hits] == [rec.record.id]
         assert all(second.store.space(p) == SPACE for p in second.store.partitions())
+        # another client's write is seen at once: a server store keeps no record cache
+        assert first.store.cache.capacity == second.store.cache.capacity == 0
+        first.feedback(rec.record.id, correct=True, now=NOW)
+        again = second.search("tropicamide mydriatic", "bob", now=NOW).top()
+        assert again[0].record.validated_correct == 1
     finally:
         first.close()
         second.close()

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
+import pytest
+
 from memory.config import Settings
 from memory.embedder import OnnxMiniLM
 from memory.models import SHARED_USER, MemoryRecord, MemoryType
@@ -80,3 +82,32 @@ def test_relevance_floor_keeps_unrelated_memories_out(settings: Settings) -> Non
         assert [h.record.text for h in top] == ["Tropicamide eye drops are used at 0.5% to 1%."]
     finally:
         engine.close()
+
+
+def test_knowledge_needs_a_higher_floor_than_a_preference(settings: Settings) -> None:
+    """With the MiniLM, residual memories need cosine 0.5; a user's preference keeps the 0.3 floor."""
+    from memory.embedder import cosine
+    from memory.engine import MemoryEngine
+    from memory.models import Source
+    from memory.scoring import ScoringConfig, type_floors_for
+
+    embedder = OnnxMiniLM()
+    engine = MemoryEngine.open(settings, embedder=embedder)
+    try:
+        assert engine.config.scoring.floor_for("residual") == 0.5
+        assert engine.config.scoring.floor_for("user_question") == engine.config.scoring.min_similarity == 0.3
+        assert type_floors_for("hashing-bow") == {}
+        question = "What is the adult dose of adrenaline in anaphylaxis?"
+        fact = "Adrenaline ampoules are kept in the crash cart."
+        preference = "I prefer drug doses in micrograms."
+        q, f, p = embedder.embed([question, fact, preference])
+        # the premise of this test: both memories sit between the two floors for this question
+        assert 0.3 <= cosine(q, f) < 0.5 and 0.3 <= cosine(q, p) < 0.5, (cosine(q, f), cosine(q, p))
+        engine.add(fact, MemoryType.RESIDUAL, "sme", source=Source.SME, now=T0)
+        engine.add(preference, MemoryType.USER_QUESTION, "dana", now=T0)
+        found = [h.record.text for h in engine.search(question, "dana", now=T0).all_hits()]
+        assert found == [preference]
+    finally:
+        engine.close()
+    with pytest.raises(ValueError, match="unknown memory type"):
+        ScoringConfig(type_floors={"episodic": 0.5})

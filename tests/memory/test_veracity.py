@@ -159,3 +159,12 @@ def test_temporal_decay_non_increasing(a: float, b: float) -> None:
 def test_threshold_order_high_medium_low(low: float, step1: float, step2: float, base: float) -> None:
     cfg = VeracityConfig(delta_low=low, delta_medium=low + step1, delta_high=low + step1 + step2, tau_base=base)
     assert threshold(Risk.HIGH, cfg) >= threshold(Risk.MEDIUM, cfg) >= threshold(Risk.LOW, cfg)
+
+
+def test_initial_score_uses_only_high_veracity_neighbours() -> None:
+    from memory.veracity import VeracityConfig, initial_score, score
+
+    cfg = VeracityConfig()  # alpha 0.4, beta 0.3, gamma 0.3, tau_crit 0.6, SME credibility 1.0
+    neighbours = [(0.9, 0.8), (0.5, 0.99), (0.7, 0.6)]  # the 0.5-veracity one is not in H
+    assert initial_score("sme", neighbours, cfg) == pytest.approx(0.4 * 1.0 + 0.3 * 0.7 + 0.3 * 1.0)
+    assert initial_score("sme", [], cfg) == score("sme", cfg.neutral_consistency, 0.0, cfg)
