@@ -155,19 +155,24 @@ def candidates(
 ) -> list[tuple[MemoryRecord, float]]:
     """The ``n`` most similar searchable records of a partition that match ``fields`` (``type`` required).
 
-    Personal partitions are queried with one equality on the composite search key (exact, and as
-    cheap as no filter). The domain partition holds only residual memories: one unfiltered query
-    fetches ``OVERFETCH * n`` neighbours and status is checked in Python; only when that leaves
-    fewer than ``n`` out of a full page does the exact, slower, filtered query run. Other field
-    filters (agent, governance metadata) are applied in Python the same way.
+    The domain partition holds only residual memories: one unfiltered query fetches ``OVERFETCH * n``
+    neighbours and status is checked in Python. When the store caches records (ids and distances are
+    all Chroma returns), a personal partition is fetched the same way, ``OVERFETCH * n`` per personal
+    type in one page that both types share (a user's partition is usually smaller than that page, so
+    it comes back whole). Only when that leaves fewer than ``n`` out of a full page does the exact,
+    filtered query run. Without a record cache, where Chroma hydrates every row it returns, personal
+    partitions are queried with one equality on the composite search key (exact, and as cheap as no
+    filter). Other field filters (agent, governance metadata) are applied in Python the same way.
     """
     key: dict[str, Any] = {"skey": search_key(partition, MemoryType(fields["type"]))}
     extra = {k: v for k, v in fields.items() if k != "type"}
     cache = {} if cache is None else cache
-    if partition == SHARED_USER:
+    shared = partition == SHARED_USER
+    if shared or store.caches_records:
+        full = n * OVERFETCH * (1 if shared else len(MemoryType) - 1)
         if partition not in cache:
-            cache[partition] = store.query(partition, vector, n * OVERFETCH)
-        page, full = cache[partition], n * OVERFETCH
+            cache[partition] = store.query(partition, vector, full)
+        page = cache[partition]
     else:
         full = n * OVERFETCH if extra else n
         page = store.query(partition, vector, full, key)

@@ -170,6 +170,11 @@ class ChromaStore:
         # server mode: other processes may write, so a cached record could be stale
         self.cache = RecordCache(settings.store.record_cache if self.mode == "embedded" else 0)
 
+    @property
+    def caches_records(self) -> bool:
+        """Whether reads are served from the record cache (Chroma then returns ids and distances only)."""
+        return self.cache.capacity > 0
+
     def close(self) -> None:
         """Release the process lock."""
         self._collections.clear()
@@ -265,7 +270,7 @@ class ChromaStore:
     def get(self, memory_id: str, partitions: Iterable[str] | None = None) -> MemoryRecord | None:
         """A record by id, looked up in the given partitions (all when None)."""
         wanted = list(partitions) if partitions is not None else None
-        cached = self.cache.get(memory_id) if self.cache.capacity else None
+        cached = self.cache.get(memory_id) if self.caches_records else None
         if cached is not None and (wanted is None or partition_for(cached.type, cached.user_id) in wanted):
             return cached
         for partition in wanted if wanted is not None else self.partitions():
@@ -308,7 +313,7 @@ class ChromaStore:
         if collection is None or n <= 0 or not embeddings:
             return [[] for _ in embeddings]
         vectors = np.asarray(embeddings, dtype=np.float32)
-        if not self.cache.capacity:
+        if not self.caches_records:
             got = collection.query(
                 query_embeddings=vectors, n_results=n, where=where, include=["documents", "metadatas", "distances"]
             )
