@@ -49,7 +49,7 @@ from _common import (
 )
 from _dataset import SentenceMaker, VectorPool, build_dataset, bulk_load
 
-from memory import conflicts, trust
+from memory import conflicts, trust, veracity
 from memory.config import load_settings
 from memory.engine import MemoryEngine
 from memory.models import SEARCHABLE, MemoryRecord, MemoryType, Source
@@ -146,7 +146,8 @@ def batched_path(engine: MemoryEngine, items: list[tuple[str, MemoryType, str]])
     records = [fresh_record(engine, text, memory_type, user_id) for text, memory_type, user_id in items]
     neighbour_lists = [candidates_engine(engine, r, v) for r, v in zip(records, vectors, strict=True)]
     for record, neighbours in zip(records, neighbour_lists, strict=True):
-        record.veracity = engine._initial_veracity(record, neighbours)
+        pairs = [(r.veracity, sim) for r, sim in neighbours]
+        record.veracity = veracity.initial_score(record.source.value, pairs, engine.config.veracity)
         record.status = engine.initial_status(record, False)
         flagged = conflicts.flag_candidates(neighbours, engine.config.conflicts)
         conflicts.judge_candidates(engine.judge, record.text, flagged)
