@@ -20,8 +20,9 @@ from pydantic import BaseModel, ConfigDict
 from memory import conflicts, trust, veracity
 from memory.audit import AuditLog, Event, EventKind
 from memory.config import Settings
-from memory.conflicts import ConflictConfig, Judge, SimilarityJudge, Verdict
+from memory.conflicts import Judge, SimilarityJudge, Verdict
 from memory.embedder import Embedder, build_embedder
+from memory.engine_config import EngineConfig, default_config
 from memory.models import (
     SHARED_USER,
     Category,
@@ -32,11 +33,10 @@ from memory.models import (
     Source,
     Status,
 )
-from memory.scoring import MRSWeights, ScoringConfig, feedback_score, preset_weights, type_floors_for
+from memory.scoring import MRSWeights, feedback_score, preset_weights
 from memory.search import SearchResult, candidates, search
 from memory.store import ChromaStore, partition_for
-from memory.trust import TrustConfig
-from memory.veracity import Risk, VeracityConfig
+from memory.veracity import Risk
 
 
 class UnknownMemoryError(KeyError):
@@ -45,26 +45,6 @@ class UnknownMemoryError(KeyError):
     def __str__(self) -> str:
         """One readable line."""
         return f"no memory with id {self.args[0]!r}"
-
-
-class EngineConfig(BaseModel):
-    """Every tunable rule of the engine."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    scoring: ScoringConfig = ScoringConfig()
-    trust: TrustConfig = TrustConfig()
-    veracity: VeracityConfig = VeracityConfig()
-    conflicts: ConflictConfig = ConflictConfig()
-    thumbs_up: float = 0.1
-    thumbs_down: float = 0.2
-    episodic_ttl_days: float = 90.0
-    min_confidence: float = 0.05
-
-
-def default_config(embedder: Embedder) -> EngineConfig:
-    """The engine defaults, with the per-type relevance floors measured for ``embedder``."""
-    return EngineConfig(scoring=ScoringConfig(type_floors=type_floors_for(embedder.name)))
 
 
 class AddResult(BaseModel):

@@ -8,7 +8,8 @@ from pydantic import BaseModel, ConfigDict
 
 from memory import trust
 from memory.audit import EventKind
-from memory.engine import EngineConfig, MemoryEngine, utcnow
+from memory.engine import MemoryEngine, utcnow
+from memory.engine_config import EngineConfig
 from memory.models import SEARCHABLE, Category, MemoryRecord, Status
 from memory.search import age_days
 

@@ -13,7 +13,8 @@ import pytest
 
 from memory.config import Settings, load_settings
 from memory.embedder import HashingEmbedder
-from memory.engine import EngineConfig, MemoryEngine
+from memory.engine import MemoryEngine
+from memory.engine_config import EngineConfig
 from memory.scoring import ScoringConfig
 
 NOW = datetime(2026, 11, 1, 12, 0, tzinfo=UTC)

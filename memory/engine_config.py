@@ -1,0 +1,31 @@
+"""Every tunable rule of the engine in one config, and the defaults suited to an embedder."""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, ConfigDict
+
+from memory.conflicts import ConflictConfig
+from memory.embedder import Embedder
+from memory.scoring import ScoringConfig, type_floors_for
+from memory.trust import TrustConfig
+from memory.veracity import VeracityConfig
+
+
+class EngineConfig(BaseModel):
+    """Every tunable rule of the engine."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    scoring: ScoringConfig = ScoringConfig()
+    trust: TrustConfig = TrustConfig()
+    veracity: VeracityConfig = VeracityConfig()
+    conflicts: ConflictConfig = ConflictConfig()
+    thumbs_up: float = 0.1
+    thumbs_down: float = 0.2
+    episodic_ttl_days: float = 90.0
+    min_confidence: float = 0.05
+
+
+def default_config(embedder: Embedder) -> EngineConfig:
+    """The engine defaults, with the per-type relevance floors measured for ``embedder``."""
+    return EngineConfig(scoring=ScoringConfig(type_floors=type_floors_for(embedder.name)))
