@@ -13,7 +13,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from commands.common import JsonOpt, open_engine, out, print_json
+from commands.common import JsonOpt, error_line, open_engine, out, print_json
 from commands.memory_cmds import memory_app
 from commands.review_cmds import review_app
 from memory.config import Settings, load_settings
@@ -191,9 +191,14 @@ def chat(
     """Interactive chat with memory: /correct, /feedback, /remember, /forget, /memories, /help, /quit."""
     from agents.interactive import ChatSession
     from agents.providers import build_client
+    from memory.engine import utcnow
+    from memory.maintenance import run_if_due
 
     settings = load_settings()
     with open_engine(settings) as engine:
+        maintained = run_if_due(engine, utcnow(), settings.maintenance.every_hours)
+        if maintained is not None and (maintained.decisions or maintained.rechecks):
+            out.print(maintained.summary())
         session_obj = ChatSession(engine, build_client(settings), user, session_id=session, domain=domain, sme=sme)
         asyncio.run(session_obj.loop(input_fn=input, print_fn=out.print))
 
@@ -237,7 +242,7 @@ def main(argv: list[str] | None = None) -> int:
         sys.stderr.write(f"error: {message}\n")
         return 2
     except _user_errors() as exc:
-        sys.stderr.write(f"error: {exc}\n")
+        sys.stderr.write(f"error: {error_line(exc)}\n")
         return 2
     return 0
 

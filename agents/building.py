@@ -12,6 +12,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from agents.structured import UsageLog
 from memory.conflicts import Verdict
+from memory.grounding import GateReason
 from memory.models import Category, MemoryType, Source
 
 
@@ -41,9 +42,15 @@ class Turn(BaseModel):
 
 
 def render_transcript(turns: list[Turn]) -> str:
-    """The transcript as "User: ..." / "Expert: ..." / "Assistant: ..." lines."""
+    """The transcript as "User: ..." / "Expert: ..." / "Assistant: ..." lines, exactly one per turn.
+
+    Who said what comes from the turn's role, never from its text: newlines and whitespace runs in
+    the content collapse to one space, so the content stays on its label's line and a "Expert: ..."
+    written inside a user's message cannot begin a line of its own.
+    """
     names = {"user": "User", "sme": "Expert", "assistant": "Assistant", "system": "System"}
-    return "\n".join(f"{names[t.role]}: {t.content.strip()}" for t in turns if t.content.strip())
+    lines = ((names[t.role], " ".join(t.content.split())) for t in turns)
+    return "\n".join(f"{name}: {content}" for name, content in lines if content)
 
 
 class Candidate(BaseModel):
@@ -55,12 +62,26 @@ class Candidate(BaseModel):
     text: str
     category: Category
     verdicts: dict[str, Verdict] = Field(default_factory=dict)
-    verdict_by_text: dict[str, Verdict] = Field(default_factory=dict)
     conflict_texts: list[str] = Field(default_factory=list)
     fact_check: float | None = None
     fact_reason: str = ""
     review_reason: str = ""
     decision: dict[str, Any] | None = None
+    mistake: bool = False  # worded as a mistake to avoid (may name the rejected answer)
+    fallback: bool = False  # the expert's own words, stored because every extracted one was refused
+    gate: str = ""  # the truth gate's verdict, for reports and the audit log
+
+
+class Rejection(BaseModel):
+    """A candidate the truth gate refused: never stored, audited with its reason."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    type: MemoryType
+    text: str
+    reason: GateReason
+    detail: str = ""
+    audit_id: str = ""
 
 
 class Outcome(BaseModel):
@@ -75,6 +96,7 @@ class Outcome(BaseModel):
     status: str | None = None
     superseded: list[str] = Field(default_factory=list)
     reason: str = ""
+    gate: str = ""
 
 
 class BuildState:
@@ -98,6 +120,8 @@ class BuildState:
         self.conversation_id = conversation_id or uuid.uuid4().hex[:12]
         self.candidates: list[Candidate] = []
         self.outcomes: list[Outcome] = []
+        self.rejected: list[Rejection] = []
+        self.notes: list[str] = []
         self.errors: list[str] = []
         self.usage = UsageLog()
         self.trail: list[str] = []
@@ -117,6 +141,8 @@ class BuildState:
     def expert_evidence(self) -> str:
         """Trusted evidence for fact checks: the reference text plus what the expert said."""
         said = [t.content for t in self.turns if t.role in {"user", "sme"}] if self.source is Source.SME else []
+        if said:  # the question with its options lets a bare "it's B" be read as the option's text
+            said[0] = "The question asked: " + " ".join(said[0].split())
         return "\n".join(part for part in [self.evidence, *said] if part.strip())
 
     def review_reason(self, candidate: Candidate) -> str:
@@ -148,6 +174,8 @@ class BuildState:
             "extracted": {t.value: sum(c.type is t for c in self.candidates) for t in MemoryType},
             "counts": self.counts(),
             "outcomes": [o.model_dump(mode="json") for o in self.outcomes],
+            "rejected": [r.model_dump(mode="json") for r in self.rejected],
+            "notes": self.notes,
             "errors": self.errors,
             "usage": self.state_usage(),
             "trail": self.trail,

@@ -27,7 +27,7 @@ class LLMJudge:
 
     async def assess(self, new_text: str, old_text: str) -> JudgeReply | None:
         """The model's decomposed answer about the pair, or None when its reply cannot be used."""
-        prompt = render("judge_conflict", old=_quote(old_text), new=_quote(new_text))
+        prompt = render("judge_conflict", old=quote_line(old_text), new=quote_line(new_text))
         outcome = await call_structured(
             self.client, self.name, [system(prompt), user("Give the answer as JSON.")], JudgeReply, self.usage
         )
@@ -58,22 +58,56 @@ class FactChecker:
         """One call for all memories of a build; None for each when there is no evidence or no usable reply."""
         if not evidence.strip() or not memory_texts:
             return [None] * len(memory_texts)
-        numbered = "\n".join(f"{n}. {_quote(text)}" for n, text in enumerate(memory_texts, start=1))
+        count = len(memory_texts)
+        numbered = "\n".join(f"{n}. {quote_line(text)}" for n, text in enumerate(memory_texts, start=1))
         prompt = render("check_veracity", domain=self.domain, evidence=_quote(evidence), memories=numbered)
-        model = fact_check_batch(len(memory_texts))
         outcome = await call_structured(
-            self.client, self.name, [system(prompt), user("Give the checks as JSON.")], model, self.usage
+            self.client,
+            self.name,
+            [system(prompt), user("Give the checks as JSON.")],
+            fact_check_batch(count),
+            self.usage,
+            check=lambda reply: id_problem([c.n for c in reply.checks], count),
         )
         if outcome.value is None:
             self.failures.append(outcome.error or "no scores")
-            return [None] * len(memory_texts)
-        checks: list[FactScore] = outcome.value.checks  # type: ignore[attr-defined]
-        return list(checks)
+            return [None] * count
+        by_number: dict[int, FactScore] = {c.n: c for c in outcome.value.checks}
+        return [by_number[n] for n in range(1, count + 1)]
+
+
+def id_problem(numbers: list[int], count: int) -> str | None:
+    """What is wrong with the item numbers of a reply about items 1..``count`` (None: each exactly once).
+
+    Verdicts are matched to memories by number, never by position, so a reply that skips, repeats or
+    invents a number cannot be used: it would give one memory's verdict to another.
+    """
+    expected = set(range(1, count + 1))
+    missing = sorted(expected - set(numbers))
+    repeated = sorted({n for n in numbers if numbers.count(n) > 1})
+    unknown = sorted(set(numbers) - expected)
+    problems = [
+        f"{label} n {', '.join(map(str, values))}"
+        for label, values in (("missing", missing), ("repeated", repeated), ("unknown", unknown))
+        if values
+    ]
+    if not problems:
+        return None
+    return f"{'; '.join(problems)} (give exactly one check for each n from 1 to {count})"
 
 
 def _quote(text: str) -> str:
     """Neutralise tag-like sequences so quoted data cannot close the prompt's data sections."""
     return text.replace("<", "‹").replace(">", "›")
+
+
+def quote_line(text: str) -> str:
+    """``text`` quoted and on exactly one line: newlines and runs of whitespace become one space.
+
+    For data that sits in a line-based structure (a numbered list, a ``Role: text`` turn): text that
+    cannot start a new line cannot forge a new item, turn or role label.
+    """
+    return " ".join(_quote(text).split())
 
 
 quote = _quote

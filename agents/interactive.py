@@ -17,7 +17,7 @@ from agents.building import BuildState, ReviewPolicy, Turn
 from agents.chatbot import MarkMemory, build_chatbot
 from agents.mbs import build_memories, remember_with_judge
 from memory.engine import MemoryEngine, UnknownMemoryError
-from memory.models import Source
+from memory.models import Source, VoterRole
 
 HELP = (
     "/correct TEXT  correct the last answer as the expert | /feedback good|bad  rate the memories just used\n"
@@ -43,6 +43,7 @@ class ChatSession:
         self.engine, self.client, self.user_id, self.domain = engine, client, user_id, domain
         self.session_id = session_id or uuid.uuid4().hex[:8]
         self.source = Source.SME if sme else Source.USER
+        self.role = VoterRole.SME if sme else VoterRole.USER
         self.memory = MarkMemory(engine, user_id)
         self.bot = build_chatbot(client, self.memory, domain)
         self.turns: list[Turn] = []
@@ -65,7 +66,7 @@ class ChatSession:
         if name == "feedback" and arg in {"good", "bad"}:
             used = self.memory.injected[-1] if self.memory.injected else []
             for memory_id in used:
-                self.engine.feedback(memory_id, arg == "good", actor=f"user:{self.user_id}")
+                self.engine.feedback(memory_id, arg == "good", actor=f"user:{self.user_id}", role=self.role)
             return f"feedback recorded on {len(used)} memor{'y' if len(used) == 1 else 'ies'}"
         if name == "remember" and arg:
             result = await remember_with_judge(self.engine, self.client, arg, self.user_id)

@@ -1,6 +1,6 @@
 """The memory-building team (MARK's MBS) as an AutoGen GraphFlow.
 
-extract_residual -> extract_user_question -> extract_llm_response -> conflict_resolver
+extract_residual -> extract_user_question -> extract_llm_response -> truth_gate -> conflict_resolver
 -> veracity_checker -> (reviewer, when the policy asks) -> committer.
 
 Each role is an AutoGen agent with its model client injected; they share one :class:`BuildState`.
@@ -10,7 +10,6 @@ would only queue). The committer is the only agent that writes to the engine.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Awaitable, Callable, Sequence
 
 from autogen_agentchat.agents import BaseChatAgent
@@ -19,17 +18,17 @@ from autogen_agentchat.messages import BaseChatMessage, TextMessage
 from autogen_agentchat.teams import DiGraphBuilder, GraphFlow
 from autogen_core import CancellationToken
 from autogen_core.models import ChatCompletionClient
-from pydantic import BaseModel
 
 from agents.building import BuildState, Candidate, Outcome
 from agents.checks import FactChecker, LLMJudge, quote
 from agents.reviewers import Reviewer, ReviewItem, safe_review
-from agents.schemas import ExtractedMemory, Extraction, ResidualExtraction, ResponseExtraction, clip
+from agents.schemas import Extraction, ResidualExtraction, ResponseExtraction
 from agents.structured import UsageLog, call_structured, system, user
+from agents.truth import truth_gate_step
 from memory import review as review_queue
-from memory.conflicts import SimilarityJudge, Verdict
+from memory.conflicts import Verdict
 from memory.engine import AddResult, MemoryEngine
-from memory.models import Category, MemoryType, Provenance, Source, Status
+from memory.models import Category, MemoryType, Provenance, Status
 from prompts import render
 
 _REPLIES: dict[MemoryType, type[Extraction | ResidualExtraction | ResponseExtraction]] = {
@@ -72,93 +71,6 @@ class RoleAgent(BaseChatAgent):
         """Nothing to reset: the state belongs to the build."""
 
 
-_NUMBER = re.compile(r"\d+(?:\.\d+)?")
-_LETTER = re.compile(r"(?<![A-Za-z])([A-E])\)")
-
-
-def ungrounded(text: str, said: str) -> list[str]:
-    """Numbers and option letters in ``text`` that the expert never said (a likely inverted fact)."""
-    missing = [n for n in _NUMBER.findall(text) if n not in _NUMBER.findall(said)]
-    for letter in _LETTER.findall(text):
-        pattern = rf"(?<![A-Za-z]){letter}\)|\({letter}\)|\b(?:option|answer is|answer:)\s*{letter}\b"
-        if not re.search(pattern, said, re.I):
-            missing.append(f"{letter})")
-    return missing
-
-
-def grounding_check(memory_type: MemoryType, state: BuildState) -> Callable[[BaseModel], str | None] | None:
-    """For residual facts and accepted answers: every number and option letter must come from the expert."""
-    said = state.correction_text
-    if not said or memory_type is MemoryType.USER_QUESTION:
-        return None
-
-    def check(reply: BaseModel) -> str | None:
-        text = getattr(reply, "corrected_fact", None) or getattr(reply, "final_answer", "")
-        missing = ungrounded(str(text), said)
-        if not missing:
-            return None
-        return (
-            f"{', '.join(missing)} in your answer does not appear in what the Expert or User said; "
-            "state the corrected fact exactly as the Expert gave it"
-        )
-
-    return check
-
-
-def _normal(text: str) -> str:
-    return " ".join(re.findall(r"[a-z0-9]+", text.lower()))
-
-
-def screen(memories: list[ExtractedMemory], instructions: str, said: str) -> tuple[list[ExtractedMemory], list[str]]:
-    """Drop memories copied from the prompt's worked example, or stating numbers the expert never said.
-
-    Small models copy the example's output and repeat the Assistant's corrected (wrong) values; both
-    pass schema validation and even a weak fact check, so they are caught here, deterministically.
-    """
-    example = _normal(instructions)
-    kept: list[ExtractedMemory] = []
-    dropped: list[str] = []
-    for memory in memories:
-        if len(_normal(memory.text)) > 20 and _normal(memory.text) in example:
-            dropped.append(f"a copy of the prompt's example: {memory.text!r}")
-        elif said and memory.grounded and ungrounded(memory.text, said):
-            dropped.append(f"{', '.join(ungrounded(memory.text, said))} not said by the expert: {memory.text!r}")
-        else:
-            kept.append(memory)
-    return kept, dropped
-
-
-def expert_statement(state: BuildState) -> str | None:
-    """The expert's correction in their own words: grounded by construction, the residual fallback.
-
-    Only for trusted experts (an untrusted user's words are not domain knowledge); the turn that names
-    an answer option is preferred, else the longest correction turn.
-    """
-    if state.source is not Source.SME:
-        return None
-    turns = [t.content.strip() for t in state.turns if t.role in {"user", "sme"}][1:]
-    turns = [t for t in turns if len(t) >= 20]
-    if not turns:
-        return None
-    naming = [t for t in turns if _LETTER.search(t)]
-    return clip(" ".join(max(naming or turns, key=len).split()), 300)
-
-
-_ACCEPTED = re.compile(r"answer is\s+(?:option\s+)?\(?([A-E])\)\s*([^:;\n]+?)(?=[:;\n]|\.\s|\.$|$)", re.I)
-
-
-def accepted_answer(state: BuildState) -> str | None:
-    """The accepted answer as the expert stated it ("the answer is X) text"): the LLM-response fallback."""
-    question = next((t.content for t in state.turns if t.role in {"user", "sme"}), "").strip()
-    for turn in reversed([t.content for t in state.turns if t.role in {"user", "sme"}][1:]):
-        found = _ACCEPTED.search(turn)
-        if found and question:
-            topic = clip(" ".join(question.splitlines()[0].split()), 140).rstrip(".?:")
-            answer = f"{found.group(1).upper()}) {found.group(2).strip()}"
-            return f"For the question '{topic}', the accepted answer is {answer}."
-    return None
-
-
 def extractor_step(client: ChatCompletionClient, memory_type: MemoryType) -> Step:
     """The step of one refined-memory extractor."""
 
@@ -166,32 +78,20 @@ def extractor_step(client: ChatCompletionClient, memory_type: MemoryType) -> Ste
         name = f"extract_{memory_type.value}"
         prompt = render(_PROMPTS[memory_type], domain=state.domain, conversation=quote(state.transcript))
         outcome = await call_structured(
-            client,
-            name,
-            [system(prompt), user("Extract the memories now as JSON.")],
-            _REPLIES[memory_type],
-            state.usage,
-            check=grounding_check(memory_type, state),
-            # the accepted answer in the expert's words beats asking again (measured: 0 of 20 retries passed)
-            retry_failed_check=not (memory_type is MemoryType.LLM_RESPONSE and accepted_answer(state)),
+            client, name, [system(prompt), user("Extract the memories as JSON.")], _REPLIES[memory_type], state.usage
         )
         if outcome.value is None:
+            # what the expert said is still used: the truth gate adds the expert's own words and the
+            # accepted answer when no extracted memory of that type survives
             state.errors.append(f"{name}: rejected after {outcome.attempts} attempt(s): {outcome.error}")
-            fallbacks = {MemoryType.RESIDUAL: expert_statement, MemoryType.LLM_RESPONSE: accepted_answer}
-            answered = not (outcome.error or "").startswith("model call failed")  # no fallback without a model
-            fallback = fallbacks[memory_type](state) if answered and memory_type in fallbacks else None
-            if fallback is None or fallback.lower() in {c.text.lower() for c in state.candidates}:
-                return f"0 {memory_type.value} memories (rejected: {outcome.error})"
-            state.candidates.append(Candidate(type=memory_type, text=fallback, category=Category.FACT))
-            state.errors.append(f"{name}: stored the expert's own correction instead: {fallback!r}")
-            return f"1 {memory_type.value} memory (the expert's own words)"
+            return f"0 {memory_type.value} memories (rejected: {outcome.error})"
         seen = {c.text.lower() for c in state.candidates}
-        kept, dropped = screen(outcome.value.to_memories(), prompt.split("<conversation>")[0], state.correction_text)
-        state.errors.extend(f"{name}: dropped {reason}" for reason in dropped)
-        fresh = [m for m in kept if m.text.lower() not in seen]
+        fresh = [m for m in outcome.value.to_memories() if m.text.lower() not in seen]
         for memory in fresh:
             category = Category(memory.category.value)
-            state.candidates.append(Candidate(type=memory_type, text=memory.text, category=category))
+            state.candidates.append(
+                Candidate(type=memory_type, text=memory.text, category=category, mistake=not memory.grounded)
+            )
         return f"{len(fresh)} {memory_type.value} memories"
 
     return step
@@ -207,7 +107,6 @@ def resolver_step(engine: MemoryEngine, client: ChatCompletionClient) -> Step:
             for record, similarity in engine.conflict_candidates(candidate.text, candidate.type, state.user_id):
                 verdict = await judge.judge(candidate.text, record.text, similarity)
                 candidate.verdicts[record.id] = verdict
-                candidate.verdict_by_text[record.text] = verdict
                 if verdict is not Verdict.INDEPENDENT:
                     candidate.conflict_texts.append(f"{verdict.value}: {record.text}")
                 judged += 1
@@ -273,17 +172,6 @@ def reviewer_step(reviewer: Reviewer | None) -> Step:
     return step
 
 
-class _Verdicts:
-    """The resolver's verdicts replayed to the engine; unseen pairs fall back to similarity."""
-
-    def __init__(self, by_text: dict[str, Verdict]) -> None:
-        self._by_text = by_text
-        self._fallback = SimilarityJudge()
-
-    def judge(self, new_text: str, old_text: str, similarity: float) -> Verdict:
-        return self._by_text.get(old_text) or self._fallback.judge(new_text, old_text, similarity)
-
-
 def committer_step(engine: MemoryEngine) -> Step:
     """Commit every candidate that passed its gates through the engine (the only writer)."""
 
@@ -312,8 +200,9 @@ def _commit(engine: MemoryEngine, state: BuildState, candidate: Candidate) -> Ou
         provenance=Provenance(conversation_id=state.conversation_id, origin="mbs"),
         review=bool(candidate.review_reason) and action is None,
         fact_check=candidate.fact_check,
-        judge=_Verdicts(candidate.verdict_by_text),
+        verdicts=candidate.verdicts,
         actor="committer",
+        note={"gate": candidate.gate, "said_by": state.user_id, "fallback": str(candidate.fallback).lower()},
     )
     record = result.record
     if action in {"approve", "edit"} and record.status is Status.PENDING_REVIEW:
@@ -329,6 +218,7 @@ def _commit(engine: MemoryEngine, state: BuildState, candidate: Candidate) -> Ou
         status=record.status.value,
         superseded=result.superseded,
         reason=candidate.review_reason,
+        gate=candidate.gate,
     )
 
 
@@ -340,14 +230,16 @@ def build_team(
         RoleAgent(f"extract_{t.value}", f"Extracts {t.value} memories.", state, extractor_step(client, t))
         for t in MemoryType
     ]
+    gate = RoleAgent("truth_gate", "Refuses memories the source did not say.", state, truth_gate_step(engine))
     resolver = RoleAgent("conflict_resolver", "Judges flagged conflicts.", state, resolver_step(engine, client))
     checker = RoleAgent("veracity_checker", "Fact-checks memories.", state, veracity_step(client))
     reviewer_agent = RoleAgent("reviewer", "Human review of gated memories.", state, reviewer_step(reviewer))
     committer = RoleAgent("committer", "Writes memories through the engine.", state, committer_step(engine))
     builder = DiGraphBuilder()
-    for agent in [*agents, resolver, checker, reviewer_agent, committer]:
+    for agent in [*agents, gate, resolver, checker, reviewer_agent, committer]:
         builder.add_node(agent)
-    builder.add_edge(agents[0], agents[1]).add_edge(agents[1], agents[2]).add_edge(agents[2], resolver)
+    builder.add_edge(agents[0], agents[1]).add_edge(agents[1], agents[2]).add_edge(agents[2], gate)
+    builder.add_edge(gate, resolver)
     builder.add_edge(resolver, checker)
     builder.add_edge(checker, reviewer_agent, condition=lambda m: m.to_model_text().startswith("review:"))
     builder.add_edge(
@@ -382,7 +274,7 @@ async def remember_with_judge(
     """
     judge = LLMJudge(client, usage)
     verdicts = {
-        record.text: await judge.judge(text, record.text, similarity)
+        record.id: await judge.judge(text, record.text, similarity)
         for record, similarity in engine.conflict_candidates(text, MemoryType.USER_QUESTION, user_id)
     }
-    return engine.remember(text, user_id, judge=_Verdicts(verdicts), actor=f"user:{user_id}")
+    return engine.remember(text, user_id, verdicts=verdicts, actor=f"user:{user_id}")

@@ -182,10 +182,18 @@ class FactScore(BaseModel):
         return value
 
 
-def fact_check_batch(count: int) -> type[BaseModel]:
+class FactChecks(BaseModel):
+    """A batched fact check: one :class:`FactScore` per memory, matched to memories by ``n``."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    checks: list[FactScore]
+
+
+def fact_check_batch(count: int) -> type[FactChecks]:
     """A reply model holding exactly ``count`` fact checks (one call checks a whole build)."""
     return create_model(
         f"FactChecks{count}",
-        __config__=ConfigDict(extra="ignore"),
+        __base__=FactChecks,
         checks=(list[FactScore], Field(min_length=count, max_length=count)),
     )

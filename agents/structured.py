@@ -7,12 +7,13 @@ crash the caller. Every call's tokens are recorded per agent for the reports.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import re
 from collections import defaultdict
 from collections.abc import Callable, Sequence
-from typing import Generic, TypeVar
+from typing import Any, Generic, TypeVar
 
 from autogen_core.models import AssistantMessage, ChatCompletionClient, LLMMessage, SystemMessage, UserMessage
 from pydantic import BaseModel, ConfigDict, ValidationError
@@ -84,17 +85,43 @@ class Outcome(BaseModel, Generic[T]):
         return self.value is not None
 
 
+class DuplicateKeyError(ValueError):
+    """A JSON object in the reply names the same key twice (which value was meant is unknowable)."""
+
+
+def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """``json.loads`` object hook: the object as a dict, refusing a repeated key."""
+    found: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in found:
+            raise DuplicateKeyError(f"duplicate JSON key {key!r}: give each key once")
+        found[key] = value
+    return found
+
+
+def _validate(text: str, model: type[T]) -> T:
+    """``model`` from one JSON text; a repeated key anywhere in it is an error, not "last one wins"."""
+    value = model.model_validate_json(text)
+    with contextlib.suppress(json.JSONDecodeError):  # pydantic's parser accepted it; only repeated keys matter
+        json.loads(text, object_pairs_hook=_unique_keys)
+    return value
+
+
 def parse_reply(text: str, model: type[T]) -> T:
-    """Parse a model reply into ``model``; tolerates code fences and prose around one JSON object."""
+    """Parse a model reply into ``model``; tolerates code fences and prose around one JSON object.
+
+    A reply whose JSON repeats a key is rejected (:class:`DuplicateKeyError`, a ``ValueError``), so
+    :func:`call_structured` treats it like any invalid reply: one repair retry, then rejection.
+    """
     cleaned = _FENCE.sub("", text.strip()).strip()
     try:
-        return model.model_validate_json(cleaned)
-    except ValidationError as first:
+        return _validate(cleaned, model)
+    except (ValidationError, DuplicateKeyError) as first:
         start, end = cleaned.find("{"), cleaned.rfind("}")
         if 0 <= start < end:
             candidate = cleaned[start : end + 1]
             if candidate != cleaned:
-                return model.model_validate_json(candidate)
+                return _validate(candidate, model)
         raise first
 
 
@@ -105,6 +132,8 @@ class _CheckFailed(ValueError):
 def _reason(exc: Exception, finish_reason: str | None) -> str:
     if isinstance(exc, _CheckFailed):
         return f"failed the check: {exc}"
+    if isinstance(exc, DuplicateKeyError):
+        return str(exc)
     if finish_reason == "length":
         return "the reply was cut off at the token limit (finish_reason=length)"
     if isinstance(exc, ValidationError):

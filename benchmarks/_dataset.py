@@ -213,7 +213,7 @@ def make_record(
     return MemoryRecord(
         text=text,
         type=memory_type,
-        user_id=partition,
+        user_id=user_id,
         source=Source.SME if memory_type is MemoryType.RESIDUAL else Source.USER,
         recall_count=int(rng.integers(0, 6)),
         veracity=float(rng.uniform(0.5, 0.95)),
@@ -251,7 +251,7 @@ def build_dataset(
             records.extend(make_record(t, memory_type, user_id, rng) for t in texts)
             chunks.append(vectors)
     texts, vectors = pool.draw(MemoryType.RESIDUAL, residual, rng)
-    records.extend(make_record(t, MemoryType.RESIDUAL, SHARED_USER, rng) for t in texts)
+    records.extend(make_record(t, MemoryType.RESIDUAL, "sme", rng) for t in texts)  # stored in SHARED_USER
     chunks.append(vectors)
     return records, np.concatenate(chunks), user_ids
 

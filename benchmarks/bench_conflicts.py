@@ -7,7 +7,7 @@ repository (``/work/shared/data``); skipped with a message when absent. Each row
 ``contradicting_fact`` and ``supporting_fact_indices``: the fact(s) the contradiction overrides.
 
 For each row: a fresh user partition holds the 10 facts as that user's ``user_question`` memories
-(written with ``memory.portability.import_records``: audit events + upsert, embedded by the ONNX MiniLM). The
+(written with ``memory.portability.restore_records``: audit events + upsert, embedded by the ONNX MiniLM). The
 contradicting fact is embedded and its candidates found the way ``engine.add`` does: ``store.query`` of
 the same partition (top-20, searchable statuses), the same type/user filter, sorted by similarity, then
 ``conflicts.flag_candidates`` (similarity >= ``candidate_threshold``, at most ``max_candidates``).
@@ -36,7 +36,7 @@ from memory import conflicts
 from memory.config import load_settings
 from memory.engine import MemoryEngine
 from memory.models import SEARCHABLE, MemoryRecord, MemoryType, Source
-from memory.portability import import_records
+from memory.portability import restore_records
 
 STATUS_WHERE = {"status": {"$in": sorted(s.value for s in SEARCHABLE)}}
 TARGET_TOP1 = 0.95
@@ -270,8 +270,8 @@ def main(argv: list[str] | None = None) -> int:
         engine = MemoryEngine.open(settings)
         try:
             records, ids = fact_records(rows)
-            load_s, _ = timed(import_records, engine, records, now=NOW)
-            say(f"stored {len(records):,} facts in {len(rows)} user partitions in {load_s:.1f} s (import_records)")
+            load_s, _ = timed(restore_records, engine, records, now=NOW)
+            say(f"stored {len(records):,} facts in {len(rows)} user partitions in {load_s:.1f} s (restore_records)")
             lookup_s, results = timed(
                 lambda: [judge_row(engine, row, ids[i], f"letta-{i:04d}") for i, row in enumerate(rows)]
             )

@@ -177,13 +177,8 @@ def print_summary(summary: dict[str, Any], runs: list[dict[str, Any]]) -> None:
             say(f"  {e}")
 
 
-def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--runs", type=int, default=3, help="builds, each into a fresh store (default 3)")
-    parser.add_argument("--model-path", help="GGUF to load (else MARK_MODEL_PATH or the packaged model)")
-    parser.add_argument("--threads", type=int, help="llama.cpp threads (else MARK_THREADS, default 1)")
-    args = parser.parse_args()
-    say(f"command: {command_line()}")
+def start_model(args: argparse.Namespace) -> tuple[dict[str, Any], Any, Any, dict[str, Any]]:
+    """The model overrides, a loaded client, the embedder, and what was loaded (printed) with its load time."""
     model = model_overrides(args)
     base = load_settings(model=dict(model))
     cfg = base.model
@@ -191,8 +186,24 @@ def main() -> int:
     start = time.perf_counter()
     client = build_client(base)
     load_s = time.perf_counter() - start
-    embedder = build_embedder(base.embedder)
     say(f"model client ready in {load_s:.1f} s")
+    info = {
+        "provider": cfg.provider.value,
+        "path": str(cfg.model_path or ""),
+        "threads": cfg.n_threads,
+        "load_s": round(load_s, 2),
+    }
+    return model, client, build_embedder(base.embedder), info
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--runs", type=int, default=3, help="builds, each into a fresh store (default 3)")
+    parser.add_argument("--model-path", help="GGUF to load (else MARK_MODEL_PATH or the packaged model)")
+    parser.add_argument("--threads", type=int, help="llama.cpp threads (else MARK_THREADS, default 1)")
+    args = parser.parse_args()
+    say(f"command: {command_line()}")
+    model, client, embedder, info = start_model(args)
     runs: list[dict[str, Any]] = []
     try:
         for run in range(max(1, args.runs)):
@@ -206,8 +217,8 @@ def main() -> int:
     payload = {
         "command": command_line(),
         "machine": machine_info(),
-        "model": {"provider": cfg.provider.value, "path": str(cfg.model_path or ""), "threads": cfg.n_threads},
-        "model_load_s": round(load_s, 2),
+        "model": {k: info[k] for k in ("provider", "path", "threads")},
+        "model_load_s": info["load_s"],
         "transcript": [t.model_dump() for t in TRANSCRIPT],
         "summary": summary,
         "runs": runs,

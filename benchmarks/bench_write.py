@@ -17,7 +17,7 @@ has a unique text embedded by the real ONNX MiniLM (the engine's cached embedder
     2. per item the engine's own candidate lookup (``engine.neighbours``; its embedding is a cache hit),
        ``flag_candidates``, ``judge_candidates`` with the engine's judge, and the engine's initial
        veracity / status,
-    3. ``import_records(engine, batch)``: an existence check per record, IMPORT audit events appended in
+    3. ``restore_records(engine, batch)``: an existence check per record, IMPORT audit events appended in
        one transaction, one upsert per partition (the store re-embeds through the cache), commit.
     Reported in memories/s, with per-stage seconds. (b-many) the engine's real batched write,
     ``memory.batch.add_many``: one embed, one neighbour query per (partition, type) for the whole batch,
@@ -53,7 +53,7 @@ from memory import conflicts, trust, veracity
 from memory.config import load_settings
 from memory.engine import MemoryEngine
 from memory.models import SEARCHABLE, MemoryRecord, MemoryType, Source
-from memory.portability import import_records
+from memory.portability import restore_records
 from memory.store import partition_for
 
 TARGET_PER_S = 200.0
@@ -137,7 +137,7 @@ def candidates_engine(engine: MemoryEngine, record: MemoryRecord, vector: list[f
 
 
 def batched_path(engine: MemoryEngine, items: list[tuple[str, MemoryType, str]]) -> dict[str, float]:
-    """(b): embed, per-item candidates + judge + initial scores, import_records. Seconds per stage."""
+    """(b): embed, per-item candidates + judge + initial scores, restore_records. Seconds per stage."""
     stages: dict[str, float] = {}
     start = time.perf_counter()
     vectors = engine.embedder.embed([text for text, _, _ in items])
@@ -159,7 +159,7 @@ def batched_path(engine: MemoryEngine, items: list[tuple[str, MemoryType, str]])
     timer.wrap(engine.store, "put", "upsert")
     start = time.perf_counter()
     try:
-        import_records(engine, records, now=NOW)
+        restore_records(engine, records, now=NOW)
     finally:
         timer.restore()
     write_s = time.perf_counter() - start

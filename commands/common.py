@@ -9,6 +9,7 @@ from contextlib import contextmanager
 from typing import Annotated, Any
 
 import typer
+from pydantic import ValidationError
 from rich.console import Console
 
 from memory.config import Settings, load_settings
@@ -16,6 +17,16 @@ from memory.engine import MemoryEngine
 
 out = Console(markup=False, highlight=False)  # memory text is data: never parse it as rich markup
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print machine-readable JSON.")]
+
+
+def error_line(exc: BaseException) -> str:
+    """A user error as one line: a pydantic ``ValidationError`` shows its first problem, not its report."""
+    if isinstance(exc, ValidationError):
+        first = exc.errors()[0]
+        where = ".".join(str(p) for p in first["loc"])
+        message = first["msg"].removeprefix("Value error, ")
+        return f"{where}: {message}" if where else message
+    return str(exc)
 
 
 def print_json(data: Any) -> None:

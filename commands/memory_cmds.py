@@ -11,7 +11,7 @@ from rich.table import Table
 
 from commands.common import JsonOpt, open_engine, out, parse_meta, print_json
 from memory.config import load_settings
-from memory.models import Category, MemoryType, Source, Status
+from memory.models import Category, MemoryType, Source, Status, VoterRole
 
 memory_app = typer.Typer(help="Add, search, inspect and maintain memories.", no_args_is_help=True)
 
@@ -123,19 +123,26 @@ def memory_list(
 def memory_feedback(
     memory_id: str,
     correct: Annotated[bool | None, typer.Option("--correct/--incorrect", help="Was the memory right?")] = None,
+    role: Annotated[VoterRole, typer.Option(help="Who votes: an SME or reviewer counts fully on shared memory.")] = (
+        VoterRole.USER
+    ),
     as_json: JsonOpt = False,
 ) -> None:
-    """Mark a memory correct or incorrect (updates FS, counters, trust and persistence)."""
+    """Mark a memory correct or incorrect (FS, counters, trust, persistence; "correct" refreshes veracity).
+
+    A user's or anonymous "incorrect" on a shared SME memory is a dispute: it moves no score, and
+    enough disputes send the memory to review.
+    """
     if correct is None:
         raise typer.BadParameter("say --correct or --incorrect")
     with open_engine() as engine:
-        record = engine.feedback(memory_id, correct)
+        record = engine.feedback(memory_id, correct, actor=f"cli:{role.value}", role=role)
     if as_json:
         print_json(record.to_public())
     else:
         out.print(
             f"{record.id}: feedback {record.feedback_score:+.2f} trust {record.trust:.3f} "
-            f"persistence {record.persistence:.3f}"
+            f"persistence {record.persistence:.3f} veracity {record.veracity:.3f} [{record.status.value}]"
         )
 
 
@@ -165,38 +172,60 @@ def memory_export(
     as_json: JsonOpt = False,
 ) -> None:
     """Export memories to a JSON Lines file (lossless)."""
+    from memory.models import check_user_id
     from memory.portability import export_jsonl
 
+    if user is not None:
+        check_user_id(user)
     with open_engine() as engine:
         count = export_jsonl(engine, path, user)
     print_json({"exported": count, "path": str(path)}) if as_json else out.print(f"exported {count} to {path}")
 
 
 @memory_app.command("import")
-def memory_import(path: Path, as_json: JsonOpt = False) -> None:
-    """Import a JSON Lines export; the whole file is validated before anything is written."""
+def memory_import(
+    path: Path,
+    restore: Annotated[
+        bool,
+        typer.Option(
+            "--restore",
+            help="Trusted restore of a mark export: keep ids, statuses, scores and counters as exported (no gates).",
+        ),
+    ] = False,
+    as_json: JsonOpt = False,
+) -> None:
+    """Import a JSON Lines file through the normal write path (gates, conflict checks, fresh counters).
+
+    The whole file is validated before anything is written.
+    """
     from memory.portability import import_jsonl
 
     with open_engine() as engine:
-        counts = import_jsonl(engine, path)
-    print_json(counts) if as_json else out.print(f"imported {counts['imported']}, skipped {counts['skipped']} existing")
+        report = import_jsonl(engine, path, restore=restore)
+    print_json(report.model_dump(mode="json")) if as_json else out.print(report.summary())
 
 
 @memory_app.command("maintain")
 def memory_maintain(
     dry_run: Annotated[bool, typer.Option(help="Only show the decisions.")] = False, as_json: JsonOpt = False
 ) -> None:
-    """Apply the trust/persistence retention policy, TTLs and confidence floor (audited)."""
+    """Retention (TTLs, confidence floor, trust/persistence), then re-check memories whose veracity is due (audited).
+
+    Shared SME memory is sent to review, never pruned; a due memory is refreshed on trusted evidence
+    (SME, reviewer, "correct" votes, restatements), else sent to review (shared) or re-checked neutral.
+    """
     from memory.maintenance import maintain
 
     with open_engine() as engine:
-        decisions = maintain(engine, dry_run=dry_run)
+        report = maintain(engine, dry_run=dry_run)
     if as_json:
-        print_json([d.model_dump(mode="json") for d in decisions])
+        print_json(report.model_dump(mode="json"))
         return
-    for d in decisions:
+    for d in report.decisions:
         out.print(f"{d.memory_id[:12]} -> {d.action.value}: {d.reason}")
-    out.print(f"{len(decisions)} decision(s){' (dry run)' if dry_run else ''}")
+    for r in report.rechecks:
+        out.print(f"{r.memory_id[:12]} re-check {r.action.value} (veracity {r.veracity:.3f}): {r.reason}")
+    out.print(report.summary())
 
 
 @memory_app.command("build")
@@ -215,7 +244,9 @@ def memory_build(
     from agents.mbs import build_memories
     from agents.providers import build_client
     from agents.reviewers import ConsoleReviewer
+    from memory.models import check_user_id
 
+    check_user_id(user)  # refused before any model call, as one error line
     turns = load_transcript(transcript)
     settings = load_settings()
     state = BuildState(turns, user, source=source, policy=ReviewPolicy(review), evidence=evidence, domain=domain)

@@ -34,6 +34,7 @@ class EventKind(str, Enum):
     RECHECK = "recheck"
     STATUS = "status"
     IMPORT = "import"
+    REJECT = "reject"  # a candidate the truth gate refused: never stored, kept here with its reason
 
 
 class Event(BaseModel):

@@ -14,13 +14,23 @@ from functools import partial
 from typing import Any
 
 import numpy as np
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from memory import conflicts, trust, veracity
 from memory.audit import EventKind
-from memory.conflicts import Verdict
+from memory.conflicts import Judge, Verdict
 from memory.engine import AddResult, MemoryEngine, utcnow
-from memory.models import SEARCHABLE, SHARED_USER, Category, MemoryRecord, MemoryType, Provenance, Source
+from memory.models import (
+    SEARCHABLE,
+    SHARED_USER,
+    Category,
+    MemoryRecord,
+    MemoryType,
+    Provenance,
+    Source,
+    check_user_id,
+    one_line,
+)
 from memory.search import OVERFETCH, matches
 from memory.store import partition_for, search_key
 
@@ -42,6 +52,19 @@ class NewMemory(BaseModel):
     metadata: dict[str, str] = Field(default_factory=dict)
     provenance: Provenance = Provenance()
     review: bool = False
+    fact_check: float | None = Field(default=None, ge=0.0, le=1.0)  # F from a fact check, folded into V
+    verdicts: dict[str, Verdict] = Field(default_factory=dict)  # decisions already reached, by memory id
+    note: dict[str, str] = Field(default_factory=dict)  # kept in the creation/merge event (who said it, gate)
+
+    @field_validator("text")
+    @classmethod
+    def _text(cls, value: str) -> str:
+        return one_line(value)  # the text embedded is the text stored (MemoryRecord makes it one line)
+
+    @field_validator("user_id")
+    @classmethod
+    def _user_id(cls, value: str) -> str:
+        return check_user_id(value)
 
 
 def _neighbours(
@@ -93,9 +116,19 @@ class _Batch:
 
 
 def add_many(
-    engine: MemoryEngine, items: Sequence[NewMemory], now: datetime | None = None, actor: str = "engine"
+    engine: MemoryEngine,
+    items: Sequence[NewMemory],
+    now: datetime | None = None,
+    actor: str = "engine",
+    judge: Judge | None = None,
 ) -> list[AddResult]:
-    """Write a batch; returns one result per item, in order (merged items point at what absorbed them)."""
+    """Write a batch; returns one result per item, in order (merged items point at what absorbed them).
+
+    This is the one write path: ``MemoryEngine.add``, the agents' committer, ``mark memory add`` and
+    import all come here. Per item: flag neighbours, take the verdicts already reached by memory id
+    and ask ``judge`` (default: the engine's) about the rest, score veracity (with the fact check),
+    apply the engine's status policy, then merge, supersede or create; one ``apply`` commits the lot.
+    """
     now = now or utcnow()
     vectors = engine.embedder.embed([item.text for item in items])
     cfg = engine.config
@@ -120,18 +153,26 @@ def add_many(
         pool = [(batch.current.get(r.id, r), s) for r, s in neighbours] + batch.siblings(record, vector)
         pool = [(r, s) for r, s in pool if r.status in SEARCHABLE]
         flagged = conflicts.flag_candidates(pool, cfg.conflicts, record.text)
-        judgements = conflicts.judge_candidates(engine.judge, record.text, flagged)
+        judgements = conflicts.judge_candidates(judge or engine.judge, record.text, flagged, item.verdicts)
         stored = {r.id: r for r, _ in flagged}
         contradicted = {j.existing_id for j in judgements if j.verdict is Verdict.CONTRADICTS}
         pairs = [(r.veracity, s) for r, s in pool if r.id not in contradicted]
         record.veracity = veracity.initial_score(record.source.value, pairs, cfg.veracity)
+        if item.fact_check is not None:
+            record.veracity = veracity.recheck(record.veracity, item.fact_check, cfg.veracity)
         overrides = any(batch.record(i, stored).veracity > cfg.veracity.critical for i in contradicted)
         untrusted_override = record.shared and record.source is not Source.SME and overrides
         record.status = engine.initial_status(record, item.review or untrusted_override)
         same = [j for j in judgements if j.verdict is Verdict.SAME]
         if same:
             merged = conflicts.merge_into(batch.record(same[0].existing_id, stored), record)
-            batch.change(merged, EventKind.MERGE, {"merged_text": record.text, "source": record.source.value})
+            detail = {
+                "merged_text": record.text,
+                "provenance": record.provenance.model_dump(),
+                "source": record.source.value,
+                **item.note,
+            }
+            batch.change(merged, EventKind.MERGE, detail)
             results.append(AddResult(action="merged", record=merged, judgements=judgements))
             continue
         record, olds, deferred = conflicts.resolve(
@@ -140,8 +181,13 @@ def add_many(
         for old_after in olds:
             batch.change(old_after, EventKind.SUPERSEDE, {"superseded_by": record.id})
         superseded = [old.id for old in olds]
-        detail = {"record": record.to_public(), "supersedes": superseded, "supersedes_on_approval": deferred}
-        batch.change(record, EventKind.CREATE, detail)
+        created = {
+            "record": record.to_public(),
+            "supersedes": superseded,
+            "supersedes_on_approval": deferred,
+            **item.note,
+        }
+        batch.change(record, EventKind.CREATE, created)
         batch.created.append(record)
         batch.vectors[record.id] = vector
         action = "superseded" if superseded else "created"

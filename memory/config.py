@@ -96,6 +96,15 @@ class StoreConfig(BaseModel):
     record_cache: int = Field(default=20_000, ge=0, le=10_000_000)
 
 
+class MaintenanceConfig(BaseModel):
+    """When the chat and the lifecycle run maintenance (re-checks, retention) by themselves."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    # at the start of `mark chat` and of each lifecycle run, when the last run is older (0: never)
+    every_hours: float = Field(default=24.0, ge=0.0)
+
+
 class Settings(BaseModel):
     """All of mark's settings in one typed object."""
 
@@ -105,6 +114,7 @@ class Settings(BaseModel):
     model: ModelConfig = ModelConfig()
     embedder: EmbedderConfig = EmbedderConfig()
     store: StoreConfig = StoreConfig()
+    maintenance: MaintenanceConfig = MaintenanceConfig()
 
     @property
     def store_path(self) -> Path:
@@ -147,6 +157,7 @@ _ENV_MAP: dict[str, tuple[str, str]] = {
     "MARK_EMBED_THREADS": ("embedder", "threads"),
     "MARK_CHROMA_URL": ("store", "chroma_url"),
     "MARK_RECORD_CACHE": ("store", "record_cache"),
+    "MARK_MAINTAIN_EVERY_HOURS": ("maintenance", "every_hours"),
 }
 
 

@@ -10,13 +10,15 @@ from __future__ import annotations
 import itertools
 import math
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from enum import Enum
 from typing import Any, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from memory.models import MemoryRecord, Status
+from memory import veracity, votes
+from memory.models import MemoryRecord, Source, Status
+from memory.veracity import FactCheck, VeracityConfig
 
 
 class Verdict(str, Enum):
@@ -196,22 +198,41 @@ def flag_candidates(
     return [(r, s) for _, r, s in kept[: cfg.max_candidates]]
 
 
-def judge_candidates(judge: Judge, new_text: str, flagged: Sequence[tuple[MemoryRecord, float]]) -> list[Judgement]:
-    """Ask the judge about each flagged pair; stops at the first SAME (the write becomes a merge)."""
+def judge_candidates(
+    judge: Judge,
+    new_text: str,
+    flagged: Sequence[tuple[MemoryRecord, float]],
+    decided: Mapping[str, Verdict] | None = None,
+) -> list[Judgement]:
+    """Ask the judge about each flagged pair; stops at the first SAME (the write becomes a merge).
+
+    ``decided`` holds verdicts already reached by memory id (the agents' LLM resolver); only the
+    other pairs go to ``judge``.
+    """
     out: list[Judgement] = []
     for record, similarity in flagged:
-        verdict = judge.judge(new_text, record.text, similarity)
+        verdict = (decided or {}).get(record.id) or judge.judge(new_text, record.text, similarity)
         out.append(Judgement(existing_id=record.id, similarity=similarity, verdict=verdict))
         if verdict is Verdict.SAME:
             break
     return out
 
 
-def merge_into(existing: MemoryRecord, incoming: MemoryRecord) -> MemoryRecord:
-    """The existing record after absorbing a duplicate: counters kept, confidence and metadata merged."""
+def merge_into(existing: MemoryRecord, incoming: MemoryRecord, cfg: VeracityConfig | None = None) -> MemoryRecord:
+    """The existing record after absorbing a duplicate: counters kept, confidence and metadata merged.
+
+    The fact restated by a person (not the model) is a confirmation (``votes.confirm``, F = 1) at the
+    time of the restatement (the newcomer's ``veracity_at``); the merged veracity is the better of the
+    existing one at that time and the newcomer's, scored then.
+    """
     merged = existing.model_copy(deep=True)
+    now = incoming.veracity_at or incoming.created_at
+    cfg = cfg or VeracityConfig()
+    if incoming.source is not Source.MODEL:
+        votes.confirm(merged, now, cfg, FactCheck.CONFIRM)
     merged.confidence = max(existing.confidence, incoming.confidence)
-    merged.veracity = max(existing.veracity, incoming.veracity)
+    merged.veracity = max(veracity.current(merged, now, cfg), incoming.veracity)
+    merged.veracity_at = now
     merged.metadata = {**incoming.metadata, **existing.metadata}
     return merged
 

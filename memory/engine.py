@@ -11,13 +11,14 @@ never happened.
 from __future__ import annotations
 
 import builtins
-from collections.abc import Sequence
+import uuid
+from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
-from memory import conflicts, trust, veracity
+from memory import conflicts, trust, veracity, votes
 from memory.audit import AuditLog, Event, EventKind
 from memory.config import Settings
 from memory.conflicts import Judge, SimilarityJudge, Verdict
@@ -32,8 +33,9 @@ from memory.models import (
     Provenance,
     Source,
     Status,
+    VoterRole,
 )
-from memory.scoring import MRSWeights, feedback_score, preset_weights
+from memory.scoring import MRSWeights, preset_weights
 from memory.search import SearchResult, candidates, search
 from memory.store import ChromaStore, partition_for
 from memory.veracity import Risk
@@ -226,15 +228,19 @@ class MemoryEngine:
         actor: str = "engine",
         judge: Judge | None = None,
         fact_check: float | None = None,
+        note: dict[str, str] | None = None,
+        verdicts: Mapping[str, Verdict] | None = None,
     ) -> AddResult:
         """Write a memory after conflict checks and veracity scoring.
 
-        ``judge`` overrides the engine's judge for this write (the agents pass the verdicts their
-        LLM resolver reached); ``fact_check`` (F in {0, 0.5, 1}) is folded into the initial veracity
-        with V' = kappa*V + (1-kappa)*F before the status gate is applied.
+        ``verdicts`` are decisions already reached by existing memory id (the agents' LLM resolver);
+        pairs without one go to ``judge`` (default: the engine's). ``fact_check`` (F in {0, 0.5, 1})
+        is folded into the initial veracity with V' = kappa*V + (1-kappa)*F before the status gate.
+        ``note`` (who said it, the truth gate's verdict) is kept in the creation or merge event.
         """
-        now = now or utcnow()
-        record = MemoryRecord(
+        from memory.batch import NewMemory, add_many  # the one write path (batch imports this module)
+
+        item = NewMemory(
             text=text,
             type=memory_type,
             user_id=user_id,
@@ -242,43 +248,14 @@ class MemoryEngine:
             category=category,
             source=source,
             confidence=confidence,
-            created_at=now,
-            updated_at=now,
             metadata=metadata or {},
             provenance=provenance or Provenance(),
-            trust=trust.trust_init(self.config.trust),
-            veracity_at=now,
+            review=review,
+            fact_check=fact_check,
+            verdicts=dict(verdicts or {}),
+            note=note or {},
         )
-        neighbours = self.neighbours(record.text, memory_type, user_id)
-        flagged = conflicts.flag_candidates(neighbours, self.config.conflicts, record.text)
-        judgements = conflicts.judge_candidates(judge or self.judge, record.text, flagged)
-        by_id = {r.id: r for r, _ in flagged}
-        contradicted = {j.existing_id for j in judgements if j.verdict is Verdict.CONTRADICTS}
-        # a contradiction is very similar to what it contradicts: it must not count as consistency
-        pairs = [(r.veracity, s) for r, s in neighbours if r.id not in contradicted]
-        record.veracity = veracity.initial_score(record.source.value, pairs, self.config.veracity)
-        if fact_check is not None:
-            record.veracity = veracity.recheck(record.veracity, fact_check, self.config.veracity)
-        overrides_trusted = any(by_id[i].veracity > self.config.veracity.critical for i in contradicted)
-        untrusted_override = record.shared and record.source is not Source.SME and overrides_trusted
-        record.status = self.initial_status(record, review or untrusted_override)
-        same = [j for j in judgements if j.verdict is Verdict.SAME]
-        if same:
-            merged = conflicts.merge_into(by_id[same[0].existing_id], record)
-            detail = {"merged_text": record.text, "provenance": record.provenance.model_dump(), "source": source.value}
-            self.apply([(merged, EventKind.MERGE, detail)], now, actor)
-            return AddResult(action="merged", record=merged, judgements=judgements)
-        # a memory waiting for review supersedes nothing until it is approved (deferred)
-        record, olds, deferred = conflicts.resolve(
-            record, judgements, by_id.__getitem__, self.config.conflicts.unsure_boost
-        )
-        superseded = [old.id for old in olds]
-        changes = [(old, EventKind.SUPERSEDE, {"superseded_by": record.id}) for old in olds]
-        detail = {"record": record.to_public(), "supersedes": superseded, "supersedes_on_approval": deferred}
-        create = (record, EventKind.CREATE, detail)
-        self.apply([create, *changes], now, actor, reembed=[record])
-        action = "superseded" if superseded else "created"
-        return AddResult(action=action, record=record, superseded=superseded, judgements=judgements)
+        return add_many(self, [item], now or utcnow(), actor, judge)[0]
 
     def neighbours(
         self, text: str, memory_type: MemoryType, user_id: str, n: int = 20
@@ -296,11 +273,35 @@ class MemoryEngine:
         return conflicts.flag_candidates(self.neighbours(text, memory_type, user_id), self.config.conflicts, text)
 
     def initial_status(self, record: MemoryRecord, review: bool) -> Status:
-        """Pending review when asked or for shared memory under the veracity gate; else active/probationary."""
+        """The write policy, the same for every entry point (CLI, agents, import).
+
+        Pending review when asked, for shared memory from anyone but an SME (domain knowledge from an
+        untrusted source reaches other users only through a reviewer), and for shared memory under the
+        veracity gate; else active, or probationary under the gate.
+        """
         gate = veracity.threshold(Risk.MEDIUM, self.config.veracity)
-        if review or (record.shared and record.veracity < gate):
+        untrusted_shared = record.shared and record.source is not Source.SME
+        if review or untrusted_shared or (record.shared and record.veracity < gate):
             return Status.PENDING_REVIEW
         return Status.ACTIVE if record.veracity >= gate else Status.PROBATIONARY
+
+    def reject_candidate(
+        self,
+        text: str,
+        memory_type: MemoryType,
+        user_id: str,
+        reason: str,
+        *,
+        detail: dict[str, Any] | None = None,
+        now: datetime | None = None,
+        actor: str = "truth-gate",
+    ) -> str:
+        """Audit a candidate memory the truth gate refused (nothing is stored); returns the event's id."""
+        candidate_id = uuid.uuid4().hex
+        info = {"text": text, "type": memory_type.value, "user_id": user_id, "reason": reason, **(detail or {})}
+        seq = self.audit.append(candidate_id, EventKind.REJECT, now or utcnow(), 0, actor, info)
+        self.audit.commit([seq])
+        return candidate_id
 
     def mark_injected(self, ids: Sequence[str], now: datetime | None = None, actor: str = "chatbot") -> None:
         """Count one recall for each memory actually injected into a prompt."""
@@ -313,22 +314,21 @@ class MemoryEngine:
             changes.append((record, EventKind.INJECT, {"recall_count": record.recall_count}))
         self.apply(changes, now, actor)
 
-    def feedback(self, memory_id: str, correct: bool, now: datetime | None = None, actor: str = "user") -> MemoryRecord:
-        """Validate a memory as correct or incorrect: FS, counters, confidence, trust, persistence."""
+    def feedback(
+        self,
+        memory_id: str,
+        correct: bool,
+        now: datetime | None = None,
+        actor: str = "user",
+        role: VoterRole = VoterRole.USER,
+    ) -> MemoryRecord:
+        """Validate a memory as correct or incorrect, weighted by the voter's role (see ``memory.votes``).
+
+        A "correct" vote also refreshes veracity; a user's "incorrect" on shared SME memory is a dispute.
+        """
         now = now or utcnow()
         record = self.get(memory_id)
-        if correct:
-            record.validated_correct += 1
-            record.confidence = min(1.0, record.confidence + self.config.thumbs_up)
-        else:
-            record.validated_incorrect += 1
-            record.confidence = max(0.0, record.confidence - self.config.thumbs_down)
-        total = max(record.recall_count, record.validated_correct + record.validated_incorrect)
-        cfg = self.config.trust
-        record.feedback_score = feedback_score(record.validated_correct, record.validated_incorrect)
-        record.trust = trust.next_trust(record.trust, record.validated_correct, total, cfg)
-        record.persistence = trust.persistence(total, record.validated_incorrect, cfg)
-        detail = {"correct": correct, "trust": record.trust, "persistence": record.persistence}
+        detail = votes.apply_vote(record, correct, role, self.audit.history(memory_id), now, self.config)
         self.apply([(record, EventKind.FEEDBACK, detail)], now, actor)
         return record
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 
 from memory.conflicts import ConflictConfig
 from memory.embedder import Embedder
@@ -24,6 +24,8 @@ class EngineConfig(BaseModel):
     thumbs_down: float = 0.2
     episodic_ttl_days: float = 90.0
     min_confidence: float = 0.05
+    # "incorrect" votes from users / anonymous voters on a shared SME memory that send it to review
+    review_after_disputes: int = Field(default=2, ge=1)
 
 
 def default_config(embedder: Embedder) -> EngineConfig:

@@ -57,8 +57,31 @@ class Status(str, Enum):
     FORGOTTEN = "forgotten"
 
 
+class VoterRole(str, Enum):
+    """Who gives feedback on a memory; weights what the vote may do (see ``memory.votes``)."""
+
+    SME = "sme"
+    REVIEWER = "reviewer"
+    USER = "user"
+    ANONYMOUS = "anonymous"
+
+
 SEARCHABLE = frozenset({Status.ACTIVE, Status.PROBATIONARY})
 SHARED_USER = "__domain__"
+
+
+def one_line(text: str) -> str:
+    """``text`` with every newline and whitespace run collapsed to one space (stripped)."""
+    return " ".join(text.split())
+
+
+def check_user_id(value: str) -> str:
+    """``value`` when it may own memories; blank ids and the shared partition's id are refused."""
+    if not value.strip():
+        raise ValueError("user id is empty")
+    if value.strip() == SHARED_USER:
+        raise ValueError(f"user id {SHARED_USER!r} is reserved for the shared domain partition")
+    return value
 
 
 class Provenance(BaseModel):
@@ -105,10 +128,16 @@ class MemoryRecord(BaseModel):
     @field_validator("text")
     @classmethod
     def _text_not_blank(cls, value: str) -> str:
-        value = value.strip()
+        # one line: a stored memory cannot carry forged lines ("System: ...") into a prompt
+        value = one_line(value)
         if not value:
             raise ValueError("memory text is empty")
         return value
+
+    @field_validator("user_id")
+    @classmethod
+    def _user_id(cls, value: str) -> str:
+        return check_user_id(value)
 
     @field_validator("metadata")
     @classmethod

@@ -1,22 +1,39 @@
-"""Export and import memories as JSON Lines: one full record per line, a lossless round trip.
+"""Export and import memories as JSON Lines: one full record per line.
 
-Import validates the whole file before writing anything, so a corrupt or non-UTF-8 line leaves the
-store untouched and the error names the line.
+Both import modes validate the whole file before writing anything, so a corrupt or non-UTF-8 line
+leaves the store untouched and the error names the line.
+
+- **Import** (the default) treats the file as untrusted input: every live record goes through the
+  same write path as any other write (:func:`memory.batch.add_many`), so gates, conflict checks,
+  veracity and status are recomputed and counters start fresh. A file cannot make a memory
+  "active" for every user.
+- **Restore** is the one exception: a trusted restore of a mark export keeps ids, statuses, scores,
+  counters and timestamps exactly as exported (a lossless round trip), and says so in its audit
+  events.
 """
 
 from __future__ import annotations
 
 import json
+import logging
+from collections import Counter
 from collections.abc import Sequence
 from datetime import datetime
+from enum import StrEnum
 from pathlib import Path
 
-from pydantic import ValidationError
+from pydantic import BaseModel, ConfigDict, ValidationError
 
 from memory.audit import EventKind
+from memory.batch import NewMemory, add_many
 from memory.engine import MemoryEngine, utcnow
-from memory.models import MemoryRecord
+from memory.models import MemoryRecord, Status
 from memory.store import partition_for
+
+log = logging.getLogger(__name__)
+_CHUNK = 500
+_LIVE = frozenset({Status.ACTIVE, Status.PROBATIONARY, Status.PENDING_REVIEW})
+RESTORE_NOTE = "trusted restore of a mark export: status, scores and counters kept as exported, no gates"
 
 
 class ImportFileError(ValueError):
@@ -64,19 +81,101 @@ def read_jsonl(path: Path) -> list[MemoryRecord]:
     return records
 
 
-def import_jsonl(engine: MemoryEngine, path: Path) -> dict[str, int]:
-    """Validate the whole file, then store its records; returns imported/skipped counts."""
-    return import_records(engine, read_jsonl(path))
+class ImportMode(StrEnum):
+    """How an import file is trusted."""
+
+    IMPORT = "import"
+    RESTORE = "restore"
 
 
-def import_records(
-    engine: MemoryEngine, records: Sequence[MemoryRecord], now: datetime | None = None
-) -> dict[str, int]:
-    """Store records unchanged (ids, counters, timestamps) with IMPORT events; existing ids are skipped."""
+class ImportReport(BaseModel):
+    """What an import or restore wrote."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    mode: ImportMode
+    imported: int
+    skipped: int
+    actions: dict[str, int]
+    statuses: dict[str, int]
+
+    def summary(self) -> str:
+        """One line for people."""
+        statuses = ", ".join(f"{count} {status}" for status, count in sorted(self.statuses.items())) or "none"
+        if self.mode is ImportMode.RESTORE:
+            return f"restored {self.imported} ({statuses}), skipped {self.skipped} existing; {RESTORE_NOTE}"
+        actions = ", ".join(f"{count} {action}" for action, count in sorted(self.actions.items())) or "nothing"
+        return (
+            f"imported {self.imported} through the write path (gates, conflict checks and status recomputed): "
+            f"{actions}; now {statuses}; skipped {self.skipped} not live (superseded, archived or pruned)"
+        )
+
+
+def import_jsonl(engine: MemoryEngine, path: Path, restore: bool = False) -> ImportReport:
+    """Validate the whole file, then import it (``restore``: trusted restore, records kept as exported)."""
+    records = read_jsonl(path)
+    return restore_records(engine, records) if restore else import_records(engine, records)
+
+
+def new_memory(record: MemoryRecord) -> NewMemory:
+    """The write request an imported record stands for: its content, never its scores or status.
+
+    A record waiting for review in the file still waits: a file may ask for more review, not less.
+    """
+    return NewMemory(
+        text=record.text,
+        type=record.type,
+        user_id=record.user_id,
+        agent=record.agent,
+        category=record.category,
+        source=record.source,
+        confidence=record.confidence,
+        metadata=record.metadata,
+        provenance=record.provenance,
+        review=record.status is Status.PENDING_REVIEW,
+    )
+
+
+def import_records(engine: MemoryEngine, records: Sequence[MemoryRecord], now: datetime | None = None) -> ImportReport:
+    """Write the live records (active, probationary, pending review) through the normal write path.
+
+    Ids, statuses, veracity, trust and counters in the file are ignored; superseded, archived and
+    pruned records are skipped (re-adding them would bring back what was retired).
+    """
+    now = now or utcnow()
+    items = [new_memory(r) for r in records if r.status in _LIVE]
+    results = []
+    for start in range(0, len(items), _CHUNK):
+        results.extend(add_many(engine, items[start : start + _CHUNK], now, actor="import"))
+    report = ImportReport(
+        mode=ImportMode.IMPORT,
+        imported=len(items),
+        skipped=len(records) - len(items),
+        actions=dict(Counter(r.action for r in results)),
+        statuses=dict(Counter(r.record.status.value for r in results)),
+    )
+    log.info("import: %s", report.summary())
+    return report
+
+
+def restore_records(engine: MemoryEngine, records: Sequence[MemoryRecord], now: datetime | None = None) -> ImportReport:
+    """Trusted restore: store records unchanged (ids, status, scores, counters, timestamps), no gates.
+
+    Only for a mark export the operator trusts; every IMPORT event says it was a restore. Existing
+    ids are skipped.
+    """
     now = now or utcnow()
     fresh = [r for r in records if engine.store.get(r.id, [partition_for(r.type, r.user_id)]) is None]
-    batch = [(r, EventKind.IMPORT, {"record": r.to_public()}) for r in fresh]
-    for start in range(0, len(batch), 500):
-        chunk = batch[start : start + 500]
-        engine.apply(chunk, now, "import", reembed=[r for r, _, _ in chunk], bump=False)
-    return {"imported": len(fresh), "skipped": len(records) - len(fresh)}
+    batch = [(r, EventKind.IMPORT, {"record": r.to_public(), "restore": True, "note": RESTORE_NOTE}) for r in fresh]
+    for start in range(0, len(batch), _CHUNK):
+        chunk = batch[start : start + _CHUNK]
+        engine.apply(chunk, now, "restore", reembed=[r for r, _, _ in chunk], bump=False)
+    report = ImportReport(
+        mode=ImportMode.RESTORE,
+        imported=len(fresh),
+        skipped=len(records) - len(fresh),
+        actions={"restored": len(fresh)} if fresh else {},
+        statuses=dict(Counter(r.status.value for r in fresh)),
+    )
+    log.warning("restore: %s", report.summary())
+    return report

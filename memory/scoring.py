@@ -18,6 +18,20 @@ and the total is a convex combination, hence also in [0, 1]:
 
 ``MRS = a*RC_norm + b*R_norm + c*SS_norm + d*FS_norm``. RC and recency are set-relative (the top-N
 search results for one query), which keeps the weights comparable whatever the absolute counts.
+
+Feedback penalty (ours, not the paper's): under the default preset FS weighs d = 0.05, so three
+"incorrect" votes cost a memory at most 0.05 * 1/2 = 0.025, less than a 0.04 similarity gap: users
+who say a memory is wrong could not move it. The score is therefore multiplied by::
+
+    feedback_factor = 1 / (1 + incorrect_penalty * max(0, incorrect - correct))
+
+which is exactly 1 for every memory without net negative votes (the presets rank those as the paper
+does) and, with the default ``incorrect_penalty`` 0.25, 0.8 / 0.667 / 0.571 after one / two / three
+net "incorrect" votes. Three votes put a fresh memory (recency 1, no recalls) with similarity s_a
+under a fresh competitor without votes at similarity s_b when ``(0.15 + 0.7 s_a) / 1.75 < 0.175 +
+0.7 s_b``, i.e. ``s_a < 0.223 + 1.75 s_b``: with the MiniLM's 0.5 relevance floor for knowledge,
+under any competitor that is relevant at all.
+
 The module is pure: age is an argument, nothing here reads the clock.
 """
 
@@ -34,6 +48,7 @@ from memory.models import MemoryType
 
 WEIGHT_SUM_TOLERANCE = 1e-6
 DEFAULT_EPSILON = 0.01
+DEFAULT_INCORRECT_PENALTY = 0.25
 
 
 class MRSWeights(BaseModel):
@@ -134,6 +149,11 @@ class ScoringConfig(BaseModel):
     type_floors: dict[str, Annotated[float, Field(ge=-1.0, le=1.0)]] = Field(
         default_factory=dict, description="relevance floor overriding min_similarity for one memory type"
     )
+    incorrect_penalty: float = Field(
+        default=DEFAULT_INCORRECT_PENALTY,
+        ge=0.0,
+        description="score divided by 1 + this * net 'incorrect' votes (0: feedback only through FS)",
+    )
     preset: Preset = Preset.DEFAULT
     per_type: dict[str, MRSWeights] = Field(
         default_factory=dict, description="weights overriding the preset for one memory type"
@@ -168,6 +188,8 @@ class Candidate(BaseModel):
     age_days: float = Field(ge=0.0)
     similarity: float = Field(ge=-1.0, le=1.0, description="cosine similarity to the query")
     feedback: float = Field(ge=-1.0, le=1.0, description="feedback score, see feedback_score()")
+    correct: int = Field(default=0, ge=0, description="counted 'correct' votes")
+    incorrect: int = Field(default=0, ge=0, description="counted 'incorrect' votes")
 
 
 class Contributions(BaseModel):
@@ -191,6 +213,7 @@ class ScoreBreakdown(BaseModel):
     similarity: float
     feedback: float
     contributions: Contributions
+    feedback_factor: float = Field(default=1.0, description="the penalty the weighted sum was multiplied by")
     total: float
 
 
@@ -217,12 +240,19 @@ def feedback_score(correct: int, incorrect: int) -> float:
     return (correct - incorrect) / total
 
 
+def feedback_factor(correct: int, incorrect: int, penalty: float = DEFAULT_INCORRECT_PENALTY) -> float:
+    """Return ``1 / (1 + penalty * max(0, incorrect - correct))``: 1 unless the votes are net negative."""
+    if correct < 0 or incorrect < 0 or not math.isfinite(penalty) or penalty < 0.0:
+        raise ValueError(f"need counts >= 0 and penalty >= 0, got {correct}, {incorrect}, {penalty}")
+    return 1.0 / (1.0 + penalty * max(0, incorrect - correct))
+
+
 def _clamp01(value: float) -> float:
     return min(1.0, max(0.0, value))
 
 
 def _breakdown(
-    candidate: Candidate, weights: MRSWeights, max_recall: int, min_age: float, epsilon: float
+    candidate: Candidate, weights: MRSWeights, max_recall: int, min_age: float, epsilon: float, penalty: float
 ) -> ScoreBreakdown:
     recall = candidate.recall_count / max_recall if max_recall > 0 else 0.0
     recency = (min_age + epsilon) / (candidate.age_days + epsilon)
@@ -236,20 +266,25 @@ def _breakdown(
     )
     total = contributions.recall + contributions.recency
     total += contributions.similarity + contributions.feedback
+    factor = feedback_factor(candidate.correct, candidate.incorrect, penalty)
     return ScoreBreakdown(
         recall=recall,
         recency=recency,
         similarity=similarity,
         feedback=feedback,
         contributions=contributions,
-        total=_clamp01(total),
+        feedback_factor=factor,
+        total=_clamp01(total) * factor,
     )
 
 
 def rank(
-    candidates: Sequence[Candidate], weights: MRSWeights, epsilon: float = DEFAULT_EPSILON
+    candidates: Sequence[Candidate],
+    weights: MRSWeights,
+    epsilon: float = DEFAULT_EPSILON,
+    incorrect_penalty: float = DEFAULT_INCORRECT_PENALTY,
 ) -> list[ScoredCandidate]:
-    """Score candidates with MRS and sort them best first.
+    """Score candidates with MRS times their feedback factor and sort them best first.
 
     Ties are broken by higher raw similarity, then by id (ascending), so the order is total and
     deterministic. The total is clamped to [0, 1] to absorb the 1e-6 slack allowed in the weight sum.
@@ -265,6 +300,6 @@ def rank(
         raise ValueError(f"candidate ids must be unique, duplicated: {duplicates}")
     max_recall = max(c.recall_count for c in candidates)
     min_age = min(c.age_days for c in candidates)
-    scored = [(c, _breakdown(c, weights, max_recall, min_age, epsilon)) for c in candidates]
+    scored = [(c, _breakdown(c, weights, max_recall, min_age, epsilon, incorrect_penalty)) for c in candidates]
     scored.sort(key=lambda pair: (-pair[1].total, -pair[0].similarity, pair[0].id))
     return [ScoredCandidate(id=c.id, score=b.total, breakdown=b) for c, b in scored]

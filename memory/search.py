@@ -48,6 +48,7 @@ class SearchHit(BaseModel):
             "user_id": self.record.user_id,
             "score": round(self.score, 6),
             "breakdown": {"recall": b.recall, "recency": b.recency, "similarity": b.similarity, "feedback": b.feedback},
+            "feedback_factor": round(b.feedback_factor, 4),
             "veracity": round(self.veracity_now, 4),
             "trust": round(self.record.trust, 4),
         }
@@ -77,10 +78,7 @@ def age_days(record: MemoryRecord, now: datetime) -> float:
 
 def veracity_now(record: MemoryRecord, now: datetime, cfg: VeracityConfig) -> float:
     """Veracity at ``now``: the stored score with its temporal term decayed since it was scored."""
-    scored_at = record.veracity_at or record.created_at
-    days = max(0.0, (now - scored_at).total_seconds() / 86400.0)
-    decayed = record.veracity - cfg.gamma * (1.0 - veracity.temporal_decay(days, cfg))
-    return min(1.0, max(0.0, decayed))
+    return veracity.current(record, now, cfg)
 
 
 def search(
@@ -117,7 +115,7 @@ def search(
         floor = scoring_cfg.floor_for(memory_type.value)
         pairs = [(r, s) for r, s in pairs if s >= floor]
         chosen = weights or scoring_cfg.weights_for(memory_type.value)
-        ranked = _rank(pairs, now, chosen, scoring_cfg.epsilon, veracity_cfg)
+        ranked = _rank(pairs, now, chosen, scoring_cfg.epsilon, veracity_cfg, scoring_cfg.incorrect_penalty)
         hits[memory_type] = [h for h in ranked if h.veracity_now >= tau][:k]
         held.extend(h for h in ranked if h.veracity_now < tau)
     return SearchResult(hits=hits, needs_recheck=held)
@@ -190,6 +188,7 @@ def _rank(
     weights: MRSWeights,
     epsilon: float,
     veracity_cfg: VeracityConfig,
+    penalty: float,
 ) -> list[SearchHit]:
     by_id = {record.id: (record, similarity) for record, similarity in pairs}
     candidates = [
@@ -199,11 +198,13 @@ def _rank(
             age_days=age_days(record, now),
             similarity=similarity,
             feedback=record.feedback_score,
+            correct=record.validated_correct,
+            incorrect=record.validated_incorrect,
         )
         for record, similarity in pairs
     ]
     out: list[SearchHit] = []
-    for scored in scoring.rank(candidates, weights, epsilon=epsilon):
+    for scored in scoring.rank(candidates, weights, epsilon=epsilon, incorrect_penalty=penalty):
         record, similarity = by_id[scored.id]
         out.append(
             SearchHit(

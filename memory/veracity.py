@@ -17,10 +17,14 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from datetime import datetime
 from enum import Enum, StrEnum
-from typing import Self
+from typing import TYPE_CHECKING, Self
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+if TYPE_CHECKING:
+    from memory.models import MemoryRecord
 
 WEIGHT_SUM_TOLERANCE = 1e-6
 
@@ -160,6 +164,22 @@ def score(source: str, consistency: float, age_days: float, cfg: VeracityConfig 
     _check_unit("consistency", consistency)
     v = c.alpha * credibility + c.beta * consistency + c.gamma * temporal_decay(age_days, c)
     return _clamp01(v)
+
+
+def decayed(v: float, days_since_scored: float, cfg: VeracityConfig | None = None) -> float:
+    """Return V ``days_since_scored`` after it was scored: its temporal term decays, ``V - gamma * (1 - T)``.
+
+    V was scored with T = 1 (a fresh memory, or a re-check that just confirmed it), so only the
+    ``gamma * T`` share of it ages. Clipped to [0, 1].
+    """
+    c = _config(cfg)
+    return _clamp01(v - c.gamma * (1.0 - temporal_decay(days_since_scored, c)))
+
+
+def current(record: MemoryRecord, now: datetime, cfg: VeracityConfig | None = None) -> float:
+    """Return a memory's veracity at ``now``: its stored V decayed since ``veracity_at`` (else its creation)."""
+    scored_at = record.veracity_at or record.created_at
+    return decayed(record.veracity, max(0.0, (now - scored_at).total_seconds() / 86400.0), cfg)
 
 
 def recheck(v: float, fact_check: float, cfg: VeracityConfig | None = None) -> float:

@@ -2,16 +2,18 @@
 
 1 baseline: the chatbot answers every record without memory; 2 construction: an SME correction
 chat for each wrongly answered record, then the memory-building team; 3 injection: every record
-(and its paraphrases) re-answered in a new session with memory; 4 multi-user sessions that test
-whether corrections persist across sessions and users. Each finished record or session is
-checkpointed, so an interrupted run continues where it stopped.
+re-answered by its corrector, and every paraphrase (options re-lettered where the scenario says so)
+asked by another user, each in a new session with memory; 4 multi-user sessions that test whether
+corrections persist across sessions and users. Each finished record or session is checkpointed, so
+an interrupted run continues where it stopped. Stage 3 also reports harm, gain and tokens per answer
+(``scenarios.effects``), and every stage reports dev and test apart when records carry a split.
 """
 
 from __future__ import annotations
 
 import hashlib
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -26,7 +28,7 @@ from agents.mbs import build_memories
 from memory.engine import MemoryEngine
 from memory.models import MemoryType, Source
 from memory.tokens import count_tokens, count_words
-from scenarios import metrics
+from scenarios import effects, metrics
 from scenarios.checkpoint import Checkpoint
 from scenarios.schema import Record, Role, Scenario
 
@@ -50,16 +52,23 @@ class Run:
         """A user's MarkMemory with the scenario's retrieval settings."""
         return MarkMemory(self.engine, user_id, k=self.scenario.k, preset=self.scenario.preset)
 
-    async def key_points_for(self, record: Record) -> list[str]:
-        """Key points of a record without hand-written ones: the evaluator agent's, else derived."""
-        if record.id not in self.points:
+    async def key_points_for(self, record: Record, paraphrase: int | None = None) -> list[str]:
+        """Key points of a record without hand-written ones (evaluator agent's, else derived), key as shown."""
+        shown = record.key_for(paraphrase)
+        slot = f"{record.id}#{shown}"
+        if slot not in self.points:
             extracted = None
             if self.scenario.llm_key_points:
-                extracted = await KeyPointExtractor(self.client, self.scenario.domain).key_points(record.reference())
-            self.points[record.id] = extracted or metrics.derive_key_points(
-                record.key, record.options[record.key], record.explanation
+                reference = record.reference(paraphrase)
+                extracted = await KeyPointExtractor(self.client, self.scenario.domain).key_points(reference)
+            self.points[slot] = extracted or metrics.derive_key_points(
+                shown, record.options[record.key], record.explanation
             )
-        return self.points[record.id]
+        return self.points[slot]
+
+    def split_of(self) -> dict[str, str | None]:
+        """Each record's split (dev / test), None for records without one."""
+        return {r.id: r.split.value if r.split else None for r in self.scenario.records}
 
     def embed(self, texts: list[str]) -> list[list[float]]:
         """The engine's embedder (used for ICS/KPCS)."""
@@ -79,24 +88,47 @@ def corrector(scenario: Scenario, record: Record) -> str:
     return smes[0] if smes else scenario.users[0].id
 
 
+def paraphrase_asker(scenario: Scenario, record: Record) -> str:
+    """Who asks a record's paraphrases in stage 3: the scenario's ``paraphrase_user``, else another user.
+
+    The default is the first non-SME user other than the corrector, then any other user; a scenario
+    with a single user falls back to the corrector.
+    """
+    if scenario.paraphrase_user is not None:
+        return scenario.paraphrase_user
+    fixer = corrector(scenario, record)
+    others = [u for u in scenario.users if u.id != fixer]
+    users = [u.id for u in others if u.role is not Role.SME] or [u.id for u in others]
+    return users[0] if users else fixer
+
+
 async def answer(run: Run, record: Record, paraphrase: int | None, memory: MarkMemory | None) -> dict[str, Any]:
-    """One answer in a fresh session, scored against the key and the reference."""
+    """One answer in a fresh session, scored against the key as presented and the reference."""
     bot = build_chatbot(run.client, memory, run.scenario.domain)
     result = await bot.run(task=record.prompt(paraphrase))
     reply = result.messages[-1].to_text() if result.messages else ""
-    letter = metrics.answer_letter(reply, record.options)
-    reference = record.reference()
-    points = record.key_points or await run.key_points_for(record)
+    usage = [m.models_usage for m in result.messages if m.models_usage is not None]
+    letter = metrics.answer_letter(reply, record.shown_options(paraphrase))
+    key = record.key_for(paraphrase)
+    reference = record.reference(paraphrase)
+    points = record.key_points or await run.key_points_for(record, paraphrase)
     ics = metrics.ics(reply, reference, run.embed)
     kpcs = metrics.kpcs(reply, points, run.embed)
     injected = memory.injected[-1] if memory and memory.injected else []
     return {
         "id": record.id,
         "paraphrase": paraphrase,
+        "split": record.split.value if record.split else None,
+        "user": memory.user_id if memory else None,
         "answer": reply,
         "letter": letter,
-        "correct": letter == record.key,
+        "key": key,
+        "option": record.listed_letter(letter, paraphrase),  # the chosen option's listed letter
+        "relettered": paraphrase is not None and record.paraphrases[paraphrase].order is not None,
+        "correct": letter == key,
         "tokens": count_tokens(reply),
+        "completion_tokens": sum(u.completion_tokens for u in usage) if usage else None,
+        "prompt_tokens": sum(u.prompt_tokens for u in usage) if usage else None,
         "words": count_words(reply),
         "ics": ics,
         "kpcs": kpcs,
@@ -117,6 +149,7 @@ def summarise(rows: list[dict[str, Any]]) -> dict[str, Any]:
         "kpcs": _mean([r["kpcs"] for r in rows]),
         "aics": _mean([r["aics"] for r in rows]),
         "tokens_per_response": metrics.describe([r["tokens"] for r in rows]),
+        "answer_tokens": effects.token_means(rows),
         "alpha_sweep": sweep,
         "best_alpha": metrics.best_alpha(sweep),
     }
@@ -138,7 +171,9 @@ async def stage1(run: Run) -> dict[str, Any]:
             run.checkpoint.put(1, record.id, row)
         rows.append(row)
     run.progress("stage 1: baseline", len(rows), len(rows))
-    return {**summarise(rows), "wall_s": time.monotonic() - started}
+    split_of = run.split_of()
+    splits = effects.per_split(split_of, lambda s: effects.answer_metrics(effects.only(rows, split_of, s)))
+    return {**summarise(rows), "splits": splits, "wall_s": time.monotonic() - started}
 
 
 async def stage2(run: Run, wrong: list[str]) -> dict[str, Any]:
@@ -155,7 +190,11 @@ async def stage2(run: Run, wrong: list[str]) -> dict[str, Any]:
         conversations.append(row)
         run.corrected.add(record.id)
     run.progress("stage 2: SME corrections", len(records), len(records))
-    return {**summarise_corrections(conversations), "wall_s": time.monotonic() - started}
+    split_of = run.split_of()
+    splits = effects.per_split(
+        split_of, lambda s: effects.correction_metrics(effects.only(conversations, split_of, s, key="record"))
+    )
+    return {**summarise_corrections(conversations), "splits": splits, "wall_s": time.monotonic() - started}
 
 
 def summarise_corrections(conversations: list[dict[str, Any]]) -> dict[str, Any]:
@@ -222,28 +261,49 @@ def _discard_partial(engine: MemoryEngine, conversation: str) -> None:
 
 
 async def stage3(run: Run) -> dict[str, Any]:
-    """Injection: every record and paraphrase re-answered in a new session, with memory."""
+    """Injection: each record re-asked by its corrector, each paraphrase by another user; new sessions, memory."""
     started = time.monotonic()
-    jobs = [(r, None) for r in run.scenario.records] + [
-        (r, i) for r in run.scenario.records for i in range(len(r.paraphrases))
+    scenario = run.scenario
+    jobs = [(r, None, corrector(scenario, r)) for r in scenario.records] + [
+        (r, i, paraphrase_asker(scenario, r)) for r in scenario.records for i in range(len(r.paraphrases))
     ]
     rows = []
-    for done, (record, paraphrase) in enumerate(jobs):
+    for done, (record, paraphrase, user) in enumerate(jobs):
         run.progress("stage 3: answers with memory", done, len(jobs))
-        unit = f"{record.id}#{'q' if paraphrase is None else paraphrase}"
+        unit = f"{record.id}#q" if paraphrase is None else f"{record.id}#{paraphrase}@{user}"
         row = run.checkpoint.get(3, unit)
         if row is None:
-            memory = run.memory_for(corrector(run.scenario, record))
-            row = await answer(run, record, paraphrase, memory)
+            row = await answer(run, record, paraphrase, run.memory_for(user))
             run.checkpoint.put(3, unit, row)
         rows.append(row)
     run.progress("stage 3: answers with memory", len(jobs), len(jobs))
     originals = [r for r in rows if r["paraphrase"] is None]
-    corrected = [r for r in originals if r["id"] in run.corrected]
     paraphrased = [r for r in rows if r["paraphrase"] is not None]
+    baseline = run.checkpoint.results(1)  # stage 1 of this run folder, whenever it ran
+    askers = sorted({u for u in (r.get("user") for r in paraphrased) if u})
+    asker = ", ".join(askers) or None
+
+    def measured(keep: Callable[[list[dict[str, Any]]], Sequence[effects.Row]]) -> dict[str, Any]:
+        mine, theirs = keep(originals), keep(paraphrased)
+        corrected = [r for r in mine if r["id"] in run.corrected]
+        return {
+            "corrected": {"accuracy": effects.accuracy(corrected), "n": len(corrected)},
+            "paraphrases": {"accuracy": effects.accuracy(theirs), "n": len(theirs)},
+            **effects.injection(keep(baseline), mine, theirs, run.corrected, asker),
+        }
+
+    split_of = run.split_of()
+    splits = effects.per_split(
+        split_of,
+        lambda s: {
+            **effects.answer_metrics(effects.only(originals, split_of, s)),
+            **measured(lambda rows: effects.only(rows, split_of, s)),
+        },
+    )
     return {
         **summarise(originals),
-        "corrected": {"accuracy": metrics.accuracy([r["correct"] for r in corrected]), "n": len(corrected)},
-        "paraphrases": {"accuracy": metrics.accuracy([r["correct"] for r in paraphrased]), "n": len(paraphrased)},
+        **measured(list),
+        "paraphrase_records": paraphrased,
+        "splits": splits,
         "wall_s": time.monotonic() - started,
     }

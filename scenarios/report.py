@@ -17,7 +17,8 @@ a missing stage is skipped with a line saying it was not run)::
                 "usage": {"agents": {name: {"calls", "prompt_tokens", "completion_tokens", "failures"}},
                           "total": {...}},
                 "wall_s"},
-     "stage3": like stage1, plus "corrected": {"accuracy", "n"} and "paraphrases": {"accuracy", "n"},
+     "stage3": like stage1, plus "corrected": {"accuracy", "n"}, "paraphrases": {"accuracy", "n"},
+               "harm", "gain", "tokens" (see scenarios.effects),
      "stage4": {"sessions": [{"id", "user", "steps": [{"ask"?, "correct"?, ...}]}],
                 "table6": {"turns": describe, "tokens": describe, "words": describe},
                 "persistence_rate", "asks": n,
@@ -25,22 +26,30 @@ a missing stage is skipped with a line saying it was not run)::
                 "feedback_events": n, "wall_s"}}
 
 A describe-dict is ``{"count", "mean", "std", "min", "max"}`` (see ``scenarios.metrics.describe``).
-A "usage" block is rendered wherever it appears (top level or in any stage). Plots use matplotlib's
-object API on the Agg canvas (no pyplot, no display, no global backend switch).
+A "usage" block is rendered wherever it appears (top level or in any stage). Any stage may carry
+"splits": {"dev": {...}, "test": {...}} with its numbers per split, rendered beside the overall ones
+(``scenarios.report_effects``). The plots are drawn by ``scenarios.plots``.
 """
 
 from __future__ import annotations
 
-import io
 import json
-import math
 import os
 import tempfile
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-DASH = "—"
+from scenarios.plots import render_plots
+from scenarios.report_effects import effect_lines, split_lines
+from scenarios.report_memories import memory_lines
+from scenarios.tables import DASH, fmt
+from scenarios.tables import get as _get
+from scenarios.tables import num as _num
+from scenarios.tables import stage_of as _stage
+from scenarios.tables import table as _table
+
+__all__ = ["DASH", "fmt", "render_markdown", "render_summary", "write_report"]
 STAGE_TITLES = {
     1: "Stage 1 — baseline without memory",
     2: "Stage 2 — memory construction from SME corrections",
@@ -50,52 +59,6 @@ STAGE_TITLES = {
 _DESCRIBE_ROWS = (("turns", "Number of turns"), ("tokens", "Number of tokens"), ("words", "Number of words"))
 _SCORES = (("accuracy", "Accuracy"), ("ics", "ICS"), ("kpcs", "KPCS"), ("aics", "AICS"))
 _MEMORY_TYPES = ("residual", "user_question", "llm_response")
-
-
-def _get(data: Any, *path: str) -> Any:
-    """``data[path[0]][path[1]]...``, or None as soon as a level is missing or not a mapping."""
-    for key in path:
-        if not isinstance(data, Mapping):
-            return None
-        data = data.get(key)
-    return data
-
-
-def _num(value: Any) -> float | None:
-    """A finite number as float, else None (bools are not numbers here)."""
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        return None
-    return float(value) if math.isfinite(value) else None
-
-
-def fmt(value: Any) -> str:
-    """One table cell: "—" for missing, yes/no for bools, ints as is, floats to 3 (or 2 when >= 10) places."""
-    if value is None or (isinstance(value, float) and not math.isfinite(value)):
-        return DASH
-    if isinstance(value, bool):
-        return "yes" if value else "no"
-    if isinstance(value, int):
-        return str(value)
-    if isinstance(value, float):
-        return f"{value:.2f}" if abs(value) >= 10 else f"{value:.3f}"
-    if isinstance(value, Mapping):
-        return ", ".join(f"{k}: {fmt(v)}" for k, v in value.items()) or DASH
-    text = str(value).replace("|", "\\|").replace("\n", " ").strip()
-    return text or DASH
-
-
-def _table(header: str, rows: Sequence[Sequence[Any]], title: str | None = None) -> list[str]:
-    """A Markdown table (under a bold title if given); ``header`` names the columns separated by ``|``."""
-    columns = [c.strip() for c in header.split("|")]
-    lines = [f"**{title}**", ""] if title else []
-    lines += ["| " + " | ".join(columns) + " |", "|" + "|".join("---" for _ in columns) + "|"]
-    lines += ["| " + " | ".join(fmt(cell) for cell in row) + " |" for row in rows]
-    return [*lines, ""]
-
-
-def _stage(report: Mapping[str, Any], number: int) -> Mapping[str, Any] | None:
-    stage = report.get(f"stage{number}")
-    return stage if isinstance(stage, Mapping) else None
 
 
 def _tokens_mean(stage: Mapping[str, Any] | None) -> Any:
@@ -235,6 +198,7 @@ def render_markdown(report: Mapping[str, Any], plots: Sequence[str] = ()) -> str
         "",
     ]
     lines += _comparison_lines(report)
+    lines += effect_lines(report)
     for number in (1, 2, 3, 4):
         stage = _stage(report, number)
         lines += [f"## {STAGE_TITLES[number]}", ""]
@@ -244,6 +208,9 @@ def render_markdown(report: Mapping[str, Any], plots: Sequence[str] = ()) -> str
             lines += _answer_stage_lines(stage, number)
         else:
             lines += _stage2_lines(stage) if number == 2 else _stage4_lines(stage)
+        if stage is not None:
+            lines += split_lines(stage, number)
+    lines += memory_lines(report)
     usage = [("run", report.get("usage"))] + [(f"stage {n}", _get(report, f"stage{n}", "usage")) for n in (1, 2, 3, 4)]
     usage_lines = [line for title, block in usage for line in _usage_lines(title, block)]
     lines += ["## LLM calls and tokens per agent", "", *(usage_lines or ["No usage was recorded.", ""])]
@@ -255,89 +222,6 @@ def render_markdown(report: Mapping[str, Any], plots: Sequence[str] = ()) -> str
     if plots:
         lines += ["## Plots", "", *(f"![{Path(p).stem}]({p})" for p in plots), ""]
     return "\n".join(lines).rstrip() + "\n"
-
-
-def _figure() -> tuple[Any, Any]:
-    """A figure and its axes, on matplotlib's object API (no pyplot state, no display)."""
-    from matplotlib.figure import Figure  # imported lazily: the CLI need not pay for matplotlib
-
-    fig = Figure(figsize=(6.4, 4.0), dpi=100)
-    return fig, fig.add_subplot()
-
-
-def _png(fig: Any) -> bytes:
-    buffer = io.BytesIO()
-    fig.savefig(buffer, format="png", bbox_inches="tight")
-    return buffer.getvalue()
-
-
-def _alpha_sweep_png(report: Mapping[str, Any]) -> bytes | None:
-    number = next((n for n in (1, 3) if _get(report, f"stage{n}", "alpha_sweep")), None)
-    sweep = _get(report, f"stage{number}", "alpha_sweep")
-    if not isinstance(sweep, list):
-        return None
-    points = [(_num(_get(r, "alpha")), _num(_get(r, "correct")), _num(_get(r, "incorrect"))) for r in sweep]
-    points = [p for p in points if p[0] is not None and (p[1] is not None or p[2] is not None)]
-    if not points:
-        return None
-    fig, ax = _figure()
-    xs = [p[0] for p in points]
-    for index, label, colour in ((1, "correct", "tab:green"), (2, "incorrect", "tab:red")):
-        ax.plot(xs, [math.nan if p[index] is None else p[index] for p in points], marker="o", label=label, color=colour)
-    best = _num(_get(report, f"stage{number}", "best_alpha"))
-    if best is not None:
-        ax.axvline(best, color="grey", linestyle="--", label=f"best alpha = {best:g}")
-    ax.set(xlabel="alpha", ylabel="mean AICS", title=f"AICS by alpha, correct vs incorrect (stage {number})")
-    ax.legend()
-    return _png(fig)
-
-
-def _grouped_bars(title: str, ylabel: str, labels: Sequence[str], series: Mapping[str, Sequence[Any]]) -> bytes:
-    """Bars grouped by label, one colour per series; scores get a 0-1 axis, counts integer ticks."""
-    from matplotlib.ticker import MaxNLocator
-
-    fig, ax = _figure()
-    width = 0.8 / max(len(series), 1)
-    for i, (name, values) in enumerate(series.items()):
-        xs = [x + (i - (len(series) - 1) / 2) * width for x in range(len(labels))]
-        ax.bar(xs, [math.nan if _num(v) is None else v for v in values], width=width, label=name)
-    ax.set_xticks(range(len(labels)), list(labels))
-    ax.set(title=title, ylabel=ylabel)
-    if ylabel == "score":
-        ax.set_ylim(0, 1.15)
-    else:
-        ax.yaxis.set_major_locator(MaxNLocator(integer=True))
-    ax.legend(loc="upper center", ncol=len(series))
-    return _png(fig)
-
-
-def _present_stages(report: Mapping[str, Any], keys: Sequence[str]) -> dict[str, Mapping[str, Any]]:
-    """Stages 1 and 3 that exist and have at least one number among ``keys`` (dotted paths)."""
-    found = {}
-    for name, number in (("Stage 1 (no memory)", 1), ("Stage 3 (memory)", 3)):
-        stage = _stage(report, number)
-        if stage is not None and any(_num(_get(stage, *k.split("."))) is not None for k in keys):
-            found[name] = stage
-    return found
-
-
-def _before_after_png(report: Mapping[str, Any]) -> bytes | None:
-    stages = _present_stages(report, ["ics", "kpcs", "aics", "accuracy"])
-    if not stages:
-        return None
-    labels = ["ICS", "KPCS", "AICS", "Accuracy"]
-    series = {name: [s.get(k) for k in ("ics", "kpcs", "aics", "accuracy")] for name, s in stages.items()}
-    return _grouped_bars("Metrics without and with memory (Figure 4)", "score", labels, series)
-
-
-def _distribution_png(report: Mapping[str, Any]) -> bytes | None:
-    stages = _present_stages(report, ["distribution.correct", "distribution.incorrect"])
-    if not stages:
-        return None
-    series = {
-        name: [_get(s, "distribution", "correct"), _get(s, "distribution", "incorrect")] for name, s in stages.items()
-    }
-    return _grouped_bars("Correct vs incorrect responses (Figure 5)", "responses", ["Correct", "Incorrect"], series)
 
 
 def _atomic_write(path: Path, data: bytes) -> None:
@@ -363,15 +247,9 @@ def write_report(out_dir: Path, report: dict[str, Any]) -> dict[str, Path]:
     out_dir.mkdir(parents=True, exist_ok=True)
     paths = {"json": out_dir / "report.json"}
     _atomic_write(paths["json"], (json.dumps(report, indent=2, sort_keys=True, default=str) + "\n").encode())
-    for name, render in (
-        ("alpha_sweep", _alpha_sweep_png),
-        ("before_after", _before_after_png),
-        ("distribution", _distribution_png),
-    ):
-        png = render(report)
-        if png is not None:
-            paths[name] = out_dir / f"{name}.png"
-            _atomic_write(paths[name], png)
+    for name, png in render_plots(report).items():
+        paths[name] = out_dir / f"{name}.png"
+        _atomic_write(paths[name], png)
     plots = [p.name for key, p in paths.items() if key != "json"]
     paths["markdown"] = out_dir / "report.md"
     _atomic_write(paths["markdown"], render_markdown(report, plots).encode())

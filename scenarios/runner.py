@@ -9,8 +9,9 @@ from typing import Any
 from autogen_core.models import ChatCompletionClient
 
 from agents.providers import build_client, describe_provider
+from memory import ledger, maintenance
 from memory.config import Settings
-from memory.engine import MemoryEngine
+from memory.engine import MemoryEngine, utcnow
 from scenarios.checkpoint import Checkpoint
 from scenarios.lifecycle import Progress, Run, fingerprint, stage1, stage2, stage3, summarise_corrections
 from scenarios.report import write_report
@@ -45,6 +46,7 @@ async def run_lifecycle(
     checkpoint = Checkpoint(out_dir, scenario.name, fingerprint(scenario))
     engine = MemoryEngine.open(run_settings)
     try:
+        maintenance.run_if_due(engine, utcnow(), settings.maintenance.every_hours)
         run = Run(scenario, engine, client or build_client(settings), checkpoint)
         if progress is not None:
             run.progress = progress
@@ -66,6 +68,8 @@ async def run_lifecycle(
         if 4 in stages:
             report["stage4"] = await stage4(run)
         report["memories"] = _memory_counts(engine)
+        report["memory_ledger"] = [row.model_dump() for row in ledger.memories(engine)]
+        report["refused"] = [row.model_dump() for row in ledger.refusals(engine)]
     finally:
         engine.close()
     report["wall_s"] = time.monotonic() - started

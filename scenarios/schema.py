@@ -1,18 +1,31 @@
 """Scenario files: YAML validated by pydantic; every error names the file, line and field.
 
 A scenario holds multiple-choice records (question, options, key, explanation, an SME correction
-script, paraphrases), the users, multi-user sessions for stage 4, and the stage plan.
+script, paraphrases, an optional dev/test split), the users, multi-user sessions for stage 4, and the
+stage plan. A paraphrase is a string, or ``{text, order}`` where ``order`` (e.g. ``"CABD"``) presents
+the options in that order, lettered afresh: the key's letter moves, so a memory that carries only a
+letter stops helping, and one that carries the answer's content still does.
 """
 
 from __future__ import annotations
 
+import hashlib
 import re
 from enum import StrEnum
+from itertools import permutations
 from pathlib import Path
 from typing import Any, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    field_validator,
+    model_serializer,
+    model_validator,
+)
 
 from memory.scoring import preset_weights
 
@@ -57,6 +70,46 @@ class Correction(BaseModel):
     script: list[str] = Field(min_length=1)
 
 
+class Split(StrEnum):
+    """Which part of a held-out set a record belongs to: tune on dev, report on test."""
+
+    DEV = "dev"
+    TEST = "test"
+
+
+class Paraphrase(BaseModel):
+    """Another wording of a record's question; ``order`` re-letters the options (None: as listed).
+
+    In YAML a paraphrase is a plain string or ``{text: ..., order: CABD}``; the order names the
+    record's option letters in the order they are shown, and the shown options are lettered with the
+    record's letters in their listed order (``CABD``: A shows C's text, B shows A's, ...).
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    text: str = Field(min_length=3)
+    order: str | None = None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _from_text(cls, data: Any) -> Any:
+        return {"text": data} if isinstance(data, str) else data
+
+    @model_serializer(mode="wrap")
+    def _as_text(self, handler: Any) -> Any:
+        return self.text if self.order is None else handler(self)
+
+
+def moved_order(letters: str, key: str, seed: str) -> str:
+    """A deterministic option order (for ``Paraphrase.order``) under which ``key`` gets another letter.
+
+    One of the permutations of ``letters`` (in lexicographic order) that shows another option where
+    ``key`` was listed, chosen by the SHA-256 of ``seed`` modulo their count (18 of the 24 for ABCD).
+    """
+    orders = ["".join(p) for p in permutations(letters) if p[letters.index(key)] != key]
+    return orders[int(hashlib.sha256(seed.encode()).hexdigest(), 16) % len(orders)]
+
+
 class Record(BaseModel):
     """One multiple-choice question with its key and how an SME corrects a wrong answer."""
 
@@ -68,23 +121,51 @@ class Record(BaseModel):
     key: str
     explanation: str = ""
     key_points: list[str] = Field(default_factory=list)
-    paraphrases: list[str] = Field(default_factory=list)
+    paraphrases: list[Paraphrase] = Field(default_factory=list)
     correction: Correction | None = None
+    split: Split | None = None
 
     @model_validator(mode="after")
     def _key_is_an_option(self) -> Record:
         if self.key not in self.options:
             raise ValueError(f"key {self.key!r} is not one of the options {sorted(self.options)}")
+        letters = "".join(self.options)
+        for i, paraphrase in enumerate(self.paraphrases):
+            if paraphrase.order is not None and sorted(paraphrase.order) != sorted(letters):
+                raise ValueError(
+                    f"@paraphrases.{i}.order@ order {paraphrase.order!r} is not a permutation of the option"
+                    f" letters {letters!r}"
+                )
         return self
 
-    def prompt(self, paraphrase: int | None = None) -> str:
-        """The question as the chatbot sees it, options lettered."""
-        stem = self.question if paraphrase is None else self.paraphrases[paraphrase]
-        return stem.strip() + "\n" + "\n".join(f"{k}) {v}" for k, v in self.options.items())
+    def shown_options(self, paraphrase: int | None = None) -> dict[str, str]:
+        """The options as presented for the question or a paraphrase: shown letter -> option text."""
+        order = None if paraphrase is None else self.paraphrases[paraphrase].order
+        if order is None:
+            return dict(self.options)
+        return {shown: self.options[listed] for shown, listed in zip(self.options, order, strict=True)}
 
-    def reference(self) -> str:
-        """The expected answer text (for ICS/KPCS)."""
-        answer = f"The answer is {self.key}) {self.options[self.key]}."
+    def key_for(self, paraphrase: int | None = None) -> str:
+        """The letter of the right option as presented (moves when a paraphrase re-letters)."""
+        order = None if paraphrase is None else self.paraphrases[paraphrase].order
+        return self.key if order is None else list(self.options)[order.index(self.key)]
+
+    def listed_letter(self, shown: str | None, paraphrase: int | None = None) -> str | None:
+        """The listed letter of the option shown as ``shown`` (None stays None)."""
+        order = None if paraphrase is None else self.paraphrases[paraphrase].order
+        if shown is None or order is None or shown not in self.options:
+            return shown
+        return order[list(self.options).index(shown)]
+
+    def prompt(self, paraphrase: int | None = None) -> str:
+        """The question as the chatbot sees it, options lettered as presented."""
+        stem = self.question if paraphrase is None else self.paraphrases[paraphrase].text
+        options = self.shown_options(paraphrase)
+        return stem.strip() + "\n" + "\n".join(f"{k}) {v}" for k, v in options.items())
+
+    def reference(self, paraphrase: int | None = None) -> str:
+        """The expected answer text (for ICS/KPCS), with the key's letter as presented."""
+        answer = f"The answer is {self.key_for(paraphrase)}) {self.options[self.key]}."
         return f"{answer} {self.explanation}".strip()
 
 
@@ -136,6 +217,7 @@ class Scenario(BaseModel):
     preset: str = "similarity_only"  # MRS weights while answering; the paper's experiments rank by similarity only
     k: int = Field(default=1, ge=1, le=10)  # memories injected per type (MARK injects the top one)
     llm_key_points: bool = False  # extract missing key points with the evaluator agent (one call per record)
+    paraphrase_user: str | None = None  # who asks paraphrases in stage 3 (default: the first non-SME user)
 
     @field_validator("preset")
     @classmethod
@@ -185,6 +267,8 @@ def reference_errors(scenario: Scenario) -> list[tuple[tuple[str | int, ...], st
                     f"record {record.id}: user {record.correction.user!r} is not in users",
                 )
             )
+    if scenario.paraphrase_user is not None and scenario.paraphrase_user not in users:
+        problems.append((("paraphrase_user",), f"user {scenario.paraphrase_user!r} is not in users"))
     for i, session in enumerate(scenario.sessions):
         if session.user not in users:
             problems.append((("sessions", i, "user"), f"session {session.id}: user {session.user!r} is not in users"))
@@ -263,8 +347,8 @@ def load_scenario(path: Path) -> Scenario:
         loc: tuple[int | str, ...] = tuple(p for p in first["loc"] if isinstance(p, (int, str)))
         message = first["msg"]
         located = _WHERE.match(message)
-        if located:
-            loc = tuple(int(p) if p.isdigit() else p for p in located.group(1).split(".") if p)
+        if located:  # a validator named the field: its path is relative to where the error arose
+            loc += tuple(int(p) if p.isdigit() else p for p in located.group(1).split(".") if p)
             message = located.group(2)
         line = _line_of(data, loc)
         field = ".".join(str(p) for p in loc) or "scenario"

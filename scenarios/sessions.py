@@ -1,4 +1,8 @@
-"""Stage 4 of the lifecycle: multi-user, multi-turn sessions (persistence across sessions and users)."""
+"""Stage 4 of the lifecycle: multi-user, multi-turn sessions (persistence across sessions and users).
+
+An ask of a paraphrase is scored against the key's letter as that paraphrase presents it (see
+``Record.key_for``); asks are also reported per dev / test split when the records carry one.
+"""
 
 from __future__ import annotations
 
@@ -8,9 +12,9 @@ from typing import Any
 from agents.building import BuildState, ReviewPolicy, Turn
 from agents.chatbot import build_chatbot
 from agents.mbs import build_memories, remember_with_judge
-from memory.models import Source
+from memory.models import Source, VoterRole
 from memory.tokens import count_tokens, count_words
-from scenarios import metrics
+from scenarios import effects, metrics
 from scenarios.lifecycle import Run, answer
 from scenarios.schema import Role, Session, Step
 
@@ -29,6 +33,7 @@ async def stage4(run: Run) -> dict[str, Any]:
     run.progress("stage 4: multi-user sessions", len(sessions), len(sessions))
     asks = [s for row in sessions for s in row["steps"] if s["kind"] == "ask"]
     checks = [c for row in sessions for c in row["checks"]]
+    split_of = run.split_of()
     return {
         "sessions": sessions,
         "table6": {k: metrics.describe([row[k] for row in sessions]) for k in ("turns", "tokens", "words")},
@@ -41,7 +46,16 @@ async def stage4(run: Run) -> dict[str, Any]:
             "details": checks,
         },
         "feedback_events": sum(row["feedback_events"] for row in sessions),
+        "splits": effects.per_split(split_of, lambda s: _asks(effects.only(asks, split_of, s), run.corrected)),
         "wall_s": time.monotonic() - started,
+    }
+
+
+def _asks(asks: list[effects.Row], corrected: set[str]) -> dict[str, Any]:
+    return {
+        "asks": len(asks),
+        "accuracy": effects.accuracy(asks),
+        "persistence_rate": metrics.persistence_rate([(a["id"], a["correct"]) for a in asks], corrected),
     }
 
 
@@ -76,8 +90,10 @@ async def _session(run: Run, session: Session) -> dict[str, Any]:
             steps.append({"kind": "say", "text": step.say, "answer": reply})
         elif step.feedback is not None and last_injected:
             correct = bool(last_correct) if step.feedback == "auto" else step.feedback == "correct"
+            sme = run.scenario.user(session.user).role is Role.SME
+            role = VoterRole.SME if sme else VoterRole.USER
             for memory_id in last_injected:
-                run.engine.feedback(memory_id, correct, actor=f"user:{session.user}")
+                run.engine.feedback(memory_id, correct, actor=f"user:{session.user}", role=role)
                 feedback_events += 1
             steps.append({"kind": "feedback", "correct": correct, "memories": list(last_injected)})
     if any(s["kind"] == "say" for s in steps):

@@ -71,9 +71,9 @@ def test_memory_build_from_transcript_with_replay_provider(
     home: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     replies = [
-        json.dumps({"corrected_fact": "Tropicamide drops are 0.5% to 1% strength.", "more_facts": []}),
-        json.dumps({"memories": [{"text": "The user reads strengths as decimals.", "category": "preference"}]}),
-        json.dumps({"topic": "tropicamide strength", "final_answer": "A) 0.01", "reason": "", "avoid": ""}),
+        json.dumps({"corrected_fact": "Tropicamide drops are 0.5-1%, so it is 0.01.", "more_facts": []}),
+        json.dumps({"memories": [{"text": "The user asked for the tropicamide concentration.", "category": "fact"}]}),
+        json.dumps({"topic": "tropicamide concentration", "final_answer": "A) 0.01", "reason": "", "avoid": ""}),
     ]
     (home / "replies.json").write_text(json.dumps(replies))
     monkeypatch.setenv("MARK_PROVIDER", "replay")
@@ -98,7 +98,7 @@ def test_memory_build_from_transcript_with_replay_provider(
     }
     code, out, _ = run(capsys, "review", "list", "--json")
     pending = json.loads(out)
-    assert [p["text"] for p in pending] == ["Tropicamide drops are 0.5% to 1% strength."]
+    assert [p["text"] for p in pending] == ["Tropicamide drops are 0.5-1%, so it is 0.01."]
     code, out, _ = run(capsys, "review", "reject", pending[0]["id"], "--reason", "needs a source", "--json")
     assert code == 0 and json.loads(out)["status"] == "archived"
     code, _, err = run(capsys, "review", "approve", pending[0]["id"])
@@ -113,3 +113,33 @@ def test_memory_build_rejects_bad_transcripts(home: Path, capsys: pytest.Capture
     bad.write_text("[")
     code, _, err = run(capsys, "memory", "build", str(bad), "--user", "u")
     assert code == 2 and "not valid JSON" in err
+
+
+def test_chat_starts_with_maintenance_when_due(
+    home: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from datetime import timedelta
+
+    from memory.config import load_settings
+    from memory.engine import MemoryEngine, utcnow
+    from memory.models import MemoryType
+
+    replies = tmp_path / "replies.json"
+    replies.write_text("[]")
+    monkeypatch.setenv("MARK_PROVIDER", "replay")
+    monkeypatch.setenv("MARK_REPLAY_FILE", str(replies))
+    engine = MemoryEngine.open(load_settings())
+    try:  # a user's memory from 80 days ago: V = 0.69 - 0.3 * (1 - e^-0.4) = 0.5911 < 0.6, due
+        engine.add("alice wants doses in micrograms", MemoryType.USER_QUESTION, "alice", now=utcnow() - timedelta(80))
+    finally:
+        engine.close()
+
+    def no_input(prompt: str) -> str:
+        raise EOFError
+
+    monkeypatch.setattr("builtins.input", no_input)
+    code, out, _ = run(capsys, "chat", "--user", "alice")
+    assert code == 0 and "maintenance: 1 neutral" in out
+    assert (home / "home" / "maintenance.json").exists()
+    code, out, _ = run(capsys, "chat", "--user", "alice")
+    assert code == 0 and "maintenance" not in out  # ran less than 24 hours ago

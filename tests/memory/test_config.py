@@ -34,6 +34,17 @@ def test_explicit_config_file_and_chroma_url(tmp_path: Path, monkeypatch: pytest
     assert s.store.chroma_url == "http://127.0.0.1:8765"
 
 
+def test_maintenance_schedule_from_env_or_toml(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    assert load_settings(env={"MARK_HOME": str(tmp_path)}).maintenance.every_hours == 24.0
+    (tmp_path / "mark.toml").write_text("[maintenance]\nevery_hours = 6\n")
+    assert load_settings(env={"MARK_HOME": str(tmp_path)}).maintenance.every_hours == 6.0
+    env = {"MARK_HOME": str(tmp_path), "MARK_MAINTAIN_EVERY_HOURS": "0"}
+    assert load_settings(env=env).maintenance.every_hours == 0.0
+    with pytest.raises(ConfigError, match=r"invalid setting maintenance\.every_hours"):
+        load_settings(env={**env, "MARK_MAINTAIN_EVERY_HOURS": "-1"})
+
+
 @pytest.mark.parametrize(
     ("env", "message"),
     [

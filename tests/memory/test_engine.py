@@ -9,7 +9,7 @@ import pytest
 from memory.audit import EventKind
 from memory.conflicts import Verdict
 from memory.engine import MemoryEngine, UnknownMemoryError
-from memory.models import MemoryType, Source, Status
+from memory.models import MemoryType, Source, Status, VoterRole
 from memory.store import SPACE, distance_to_similarity
 from tests.conftest import NOW
 
@@ -77,7 +77,8 @@ def test_feedback_updates_score_counters_trust(engine: MemoryEngine) -> None:
     # TS = 0.8 * 0.25 + 0.2 * (1 + 1) / (1 + 4) = 0.2 + 0.08 = 0.28
     assert after.trust == pytest.approx(0.28)
     assert after.feedback_score == 1.0 and after.validated_correct == 1
-    worse = engine.feedback(rec.id, correct=False, now=NOW)
+    # an SME's "incorrect" counts fully (a user's, on shared SME memory, is only a dispute: test_votes.py)
+    worse = engine.feedback(rec.id, correct=False, now=NOW, role=VoterRole.SME)
     # C_total = max(recalls 1, validations 2) = 2; TS = 0.8 * 0.28 + 0.2 * (1 + 1) / (2 + 4) = 0.2907
     assert worse.trust == pytest.approx(0.224 + 0.2 * 2 / 6)
     # PS = 2 / (2 + 0.5 * 1) = 0.8

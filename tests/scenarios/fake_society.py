@@ -1,7 +1,8 @@
 """A scripted stand-in for the LLM behind every role, for deterministic lifecycle tests.
 
-It answers a multiple-choice question with the option a memory names for it ("answer is X) text"),
-and otherwise with the LAST option (wrong unless the key is last). Extractors return memories built
+It answers a multiple-choice question with the option a memory names for it ("answer is X) text" or
+"answer is text"), found by the option's text so that re-lettered options still match, and otherwise
+with the LAST option (wrong unless the key is last). Extractors return memories built
 from the SME's words; the judge says "contradicts" for two different preferences; fact checks say 1.
 """
 
@@ -19,12 +20,13 @@ from agents.schemas import Extraction, ResidualExtraction, ResponseExtraction
 
 _ANSWER = re.compile(r"answer is ([A-D])\) (.+?)(?=[,:;]|\.\s|\.$|\.'|$)", re.I | re.M)
 _OPTION = re.compile(r"^([A-D])\) (.+)$", re.M)
+_FIRST_OPTION = re.compile(r"\s+A\) ", re.I)
 
 
 def _extract(prompt: str, model: type[BaseModel]) -> str:
     conversation = prompt.split("<conversation>")[-1]
     said = [line.split(": ", 1)[1] for line in conversation.splitlines() if line.startswith(("User: ", "Expert: "))]
-    question = said[0].splitlines()[0] if said else "the question"
+    question = _FIRST_OPTION.split(said[0])[0] if said else "the question"  # a turn is one line: stop at "A) "
     found = _ANSWER.search(conversation)
     answer = f"{found.group(1)}) {found.group(2).strip()}" if found else "unknown"
     if model is ResidualExtraction:
@@ -51,8 +53,8 @@ def _answer(messages: Sequence[LLMMessage]) -> str:
     if not options:
         return "Noted."
     memories = " ".join(str(m.content) for m in messages if isinstance(m, SystemMessage))
-    for letter, text in options.items():
-        if f"answer is {letter}) {text.strip()}".lower() in memories.lower():
+    for letter, text in options.items():  # by the option's text: a paraphrase may re-letter the options
+        if re.search(rf"answer is (?:[A-E]\) )?{re.escape(text.strip())}(?!\w)", memories, re.I):
             return f"Answer: {letter}. A refined memory from an expert says so."
     last = sorted(options)[-1]
     return f"Answer: {last}. This is my best guess."

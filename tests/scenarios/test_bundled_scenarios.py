@@ -32,7 +32,7 @@ def _script_module() -> ModuleType:
 
 
 def test_the_expected_scenarios_are_bundled() -> None:
-    assert {"tropicamide", "preference-change", "multi-user", "medmcqa-sme"} <= set(SCENARIOS)
+    assert {"tropicamide", "preference-change", "multi-user", "medmcqa-sme", "medmcqa-holdout"} <= set(SCENARIOS)
 
 
 @pytest.mark.parametrize("name", sorted(SCENARIOS))
@@ -67,7 +67,7 @@ def test_session_paraphrases_and_records_exist(name: str) -> None:
             record = scenario.record(step.ask)
             if step.paraphrase is not None:
                 assert step.paraphrase < len(record.paraphrases), f"{name}/{session.id}: no paraphrase"
-                assert record.prompt(step.paraphrase).startswith(record.paraphrases[step.paraphrase])
+                assert record.prompt(step.paraphrase).startswith(record.paraphrases[step.paraphrase].text)
 
 
 def test_tropicamide_is_the_papers_example() -> None:
@@ -115,6 +115,9 @@ def test_medmcqa_scenario_size_and_credit() -> None:
     assert any("MedMCQA" in line and "MIT" in line for line in header)
     for record in scenario.records:
         assert len(record.question) < 200 and record.paraphrases
+        # every paraphrase re-letters the options so that the key's letter moves
+        assert all(p.order is not None for p in record.paraphrases)
+        assert all(record.key_for(i) != record.key for i in range(len(record.paraphrases)))
 
 
 def _write(tmp_path: Path, text: str) -> Path:
@@ -172,7 +175,7 @@ def test_key_not_among_options_is_rejected(tmp_path: Path) -> None:
 
 def _fake_rows(module: ModuleType) -> dict[str, dict[str, object]]:
     rows: dict[str, dict[str, object]] = {}
-    for pick in module.TABLE:
+    for pick in module.load_picks():
         options = {letter: f"other {letter}" for letter in "ABCD"}
         options[pick.key] = pick.option_has
         rows[pick.realidx] = {"question": "Q?", "realidx": pick.realidx, "options": options, "answer_idx": pick.key}
@@ -182,8 +185,9 @@ def _fake_rows(module: ModuleType) -> dict[str, dict[str, object]]:
 def test_script_fails_loudly_when_the_data_key_differs() -> None:
     module = _script_module()
     rows = _fake_rows(module)
-    assert len(module.build(rows)["records"]) == len(module.TABLE) >= 40
-    first = module.TABLE[0]
+    picks = module.load_picks()
+    assert len(module.build(rows)["records"]) == len(picks) >= 40
+    first = picks[0]
     rows[first.realidx]["answer_idx"] = "D" if first.key != "D" else "C"
     with pytest.raises(module.TableError, match=first.realidx):
         module.build(rows)

@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 
 from memory.config import Settings, load_settings
+from memory.maintenance import last_run
 from scenarios.checkpoint import CheckpointError
 from scenarios.runner import parse_stages, run_lifecycle
 from scenarios.schema import ScenarioError, bundled, load_scenario
@@ -30,7 +31,17 @@ async def test_tropicamide_all_stages(settings: Settings, tmp_path: Path) -> Non
     assert all(c["accepted"] and c["rounds"] >= 1 for c in s2["conversations"])
     assert s2["table5"]["conversations"] == len(wrong) and s2["table5"]["llm_response"] >= 1
     assert s3["corrected"]["accuracy"] == 1.0 and s3["corrected"]["n"] == len(wrong)
-    assert s3["accuracy"] == 1.0 and s3["paraphrases"]["accuracy"] == 1.0
+    assert s3["accuracy"] == 1.0 and s3["harm"]["n"] == 0 and s3["harm"]["helped"] == len(wrong)
+    # paraphrases are asked by alice (the first non-SME user), who sees only shared residual memories
+    asked = s3["paraphrase_records"]
+    assert {r["user"] for r in asked} == {"alice"} and s3["gain"]["user"] == "alice"
+    assert s3["gain"]["n"] == 0 and s3["gain"]["plain"]["n"] == len(asked)  # none of these re-letter
+    assert all(r["correct"] for r in asked if r["id"] in {"tropicamide", "adrenochrome"})
+    # the fake residual of dilator-agonist ("No: ...") is superseded by pilocarpine-test's ("That is not
+    # right: ...", negation differs, mid-band similarity), so alice may miss that one paraphrase
+    assert s3["paraphrases"]["accuracy"] >= 0.8
+    tokens = s3["tokens"]
+    assert tokens["stage3"]["prompt"] > tokens["stage1"]["prompt"]  # the injected memory block
     assert s4["persistence_rate"] == 1.0 and s4["expectations"]["failed"] == 0
     for name in ("report.json", "report.md"):
         assert (tmp_path / "run" / name).is_file()
@@ -104,7 +115,10 @@ async def test_later_stages_report_corrections_of_an_earlier_run(settings: Setti
     scenario = load_scenario(bundled()["tropicamide"])
     out = tmp_path / "run"
     first = await run_lifecycle(scenario, settings, out, [1, 2], client=society())
+    ran_at = last_run(out / "store" / "maintenance.json")  # each run starts with maintenance when due
+    assert ran_at is not None
     later = await run_lifecycle(scenario, settings, out, [3], client=society())
+    assert last_run(out / "store" / "maintenance.json") == ran_at  # not due again within 24 hours
     assert later["stage2"]["partial"] is True
     assert later["stage2"]["table5"]["conversations"] == first["stage2"]["table5"]["conversations"]
     assert later["stage3"]["corrected"]["n"] == first["stage2"]["table5"]["conversations"]

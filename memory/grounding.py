@@ -1,0 +1,253 @@
+"""The truth gate: a memory must say what its source said, in this conversation (issue 11, VeriMem's write gate).
+
+Pure and deterministic: no model call, no clock. A candidate memory is compared with the conversation it
+came from, split by speaker (who said what comes from the turns' roles, never from their text):
+
+- every content word of a memory must come from what its source may vouch for: the trusted source's
+  own statements (plus the reference text and the opening question, which gives the topic) for a
+  memory credited to the source; the user's own turns for a user-question memory; the conversation
+  for an LLM-response memory. Words from elsewhere are a claim nobody made (or the chatbot's words
+  credited to the user). Numbers must be said exactly;
+- a memory must not positively assert what the source negated ("X does not act on Y" never becomes
+  "X acts on Y");
+- a memory must not repeat the chatbot's rejected answer: an answer option the chatbot chose and the
+  source did not accept, or wording found only in the chatbot's turns;
+- a memory worded as a mistake to avoid may name the rejected answer, but must still be about this
+  conversation;
+- most of the words of a copy of a prompt's worked example appear nowhere in the conversation.
+
+Words are compared as crude stems (``memory.wording``); options and answers come from
+``memory.options``. The thresholds and rules were written from the failure cases in issue 11, the
+tropicamide demo and dev-split conversations of ``benchmarks/data/truth_conversations.jsonl``
+(truth-001, -002, -021, -023); the test split reports them.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from enum import StrEnum
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from memory.models import MemoryType
+from memory.options import answers, named_options, parse_options, question_stem, unletter
+from memory.wording import CHUNK, asserted_stems, clauses, negated_stems, normal, stems, stemset
+
+__all__ = [
+    "Evidence",
+    "GateReason",
+    "GateVerdict",
+    "accepted_option",
+    "check",
+    "named_options",
+    "parse_options",
+    "question_stem",
+    "stems",
+    "unletter",
+]
+
+UNSAID_SHARE = 0.25  # the share of a memory's content words its source may not vouch for
+NEGATED_SUPPORT = 0.5  # a negated source sentence must cover this share of the memory to contradict it
+MODEL_WORDS = 2  # chatbot-only words that make a memory a repeat of the rejected answer
+
+_ASKING = re.compile(r"\b(?:ask|asks|asked|asking|question|questions|wonders|wondered|wants to know)\b", re.I)
+_MISTAKE = re.compile(r"\b(?:avoid|mistake|wrong|incorrect|not)\b", re.IGNORECASE)
+
+
+class GateReason(StrEnum):
+    """Why the gate accepted or rejected a memory."""
+
+    SUPPORTED = "supported"
+    UNSAID = "unsaid"
+    MODEL_WORDS = "model_words"
+    NEGATED = "negated"
+    REJECTED_ANSWER = "rejected_answer"
+    OTHER_OPTION = "other_option"
+    COPIED_EXAMPLE = "copied_example"
+    NO_TOPIC = "no_topic"
+    NO_SOURCE = "no_source"
+
+
+class GateVerdict(BaseModel):
+    """The gate's decision on one memory, with the evidence a reviewer needs."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    ok: bool
+    reason: GateReason
+    detail: str = ""
+    unsupported: list[str] = Field(default_factory=list)
+
+    def describe(self) -> str:
+        """One line for reports and the audit log."""
+        return f"{self.reason.value}: {self.detail}" if self.detail else self.reason.value
+
+
+class Evidence(BaseModel):
+    """A conversation split by speaker; only turn roles decide who said what."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    question: str = ""
+    source_said: list[str] = Field(default_factory=list)  # the trusted source's statements after the question
+    user_said: list[str] = Field(default_factory=list)  # every turn of the user / expert, question included
+    model_said: list[str] = Field(default_factory=list)  # the chatbot's turns
+    model_rejected: list[str] = Field(default_factory=list)  # the chatbot's turns before the source's last word
+    reference: str = ""
+    example: str = ""  # the prompt's worked example: copies of it are not memories
+
+    @property
+    def has_source_statement(self) -> bool:
+        """True when the source said anything after the opening question."""
+        return any(s.strip() for s in self.source_said)
+
+
+def _support_sentences(memory: str, texts: Sequence[str]) -> list[tuple[float, str]]:
+    """Each source clause with the share of the memory's stems it covers, best first."""
+    mine = set(stems(memory))
+    if not mine:
+        return []
+    scored = [(len(mine & set(stems(c))) / len(mine), c) for text in texts for c in clauses(text)]
+    return sorted(scored, key=lambda pair: -pair[0])
+
+
+def _contradiction(memory: str, texts: Sequence[str]) -> str | None:
+    """A source clause that negates what the memory asserts positively, if any."""
+    positive = asserted_stems(memory)
+    mine = set(stems(memory))
+    for text in texts:
+        for clause in clauses(text):
+            against = negated_stems(clause) & positive
+            covered = len(mine & set(stems(clause))) / max(1, len(mine))
+            subject = set(stems(clause)) - negated_stems(clause)  # what the negation is said of
+            same_subject = len(subject & mine) * 2 >= len(subject)
+            if against and covered >= NEGATED_SUPPORT and same_subject:
+                return clause
+    return None
+
+
+def _allowed(memory_type: MemoryType, evidence: Evidence, mistake: bool) -> list[str]:
+    if memory_type is MemoryType.USER_QUESTION:
+        return [*evidence.user_said, evidence.reference]
+    if memory_type is MemoryType.LLM_RESPONSE and mistake:
+        return [evidence.question, *evidence.source_said, *evidence.model_said, evidence.reference]
+    return [evidence.question, *evidence.source_said, evidence.reference]
+
+
+def _unsaid(text: str, allowed: Sequence[str], evidence: Evidence) -> GateVerdict | None:
+    words = stems(text)
+    pool = stemset(allowed)
+    foreign = [w for w in dict.fromkeys(words) if w not in pool]
+    numbers = [w for w in foreign if w[0].isdigit()]
+    if not words or (not numbers and len(foreign) <= UNSAID_SHARE * len(set(words))):
+        return None
+    everything = stemset([evidence.question, *evidence.user_said, *evidence.model_said, evidence.reference])
+    from_example = [w for w in foreign if w not in everything and w in stemset([evidence.example])]
+    if evidence.example and len(from_example) * 2 >= len(foreign):
+        return GateVerdict(ok=False, reason=GateReason.COPIED_EXAMPLE, detail="words of the prompt's example",
+                           unsupported=foreign)
+    by_model = [w for w in foreign if w in stemset(evidence.model_said)]
+    if by_model and len(by_model) * 2 >= len(foreign):
+        return GateVerdict(ok=False, reason=GateReason.MODEL_WORDS, detail="the chatbot's words, not the source's",
+                           unsupported=foreign)
+    what = "numbers" if numbers else "words"
+    return GateVerdict(ok=False, reason=GateReason.UNSAID, detail=f"{what} nobody said", unsupported=foreign)
+
+
+def check(text: str, memory_type: MemoryType, evidence: Evidence, *, mistake: bool = False) -> GateVerdict:
+    """Whether ``text`` may be stored as a memory of ``memory_type`` learnt from ``evidence``.
+
+    ``mistake`` marks a memory worded as a mistake to avoid (it may name the rejected answer).
+    """
+    if memory_type is not MemoryType.USER_QUESTION and not evidence.has_source_statement:
+        return GateVerdict(ok=False, reason=GateReason.NO_SOURCE, detail="the source said nothing after the question")
+    flat = normal(text)
+    if evidence.example and len(flat) > 20 and flat in normal(evidence.example):
+        return GateVerdict(ok=False, reason=GateReason.COPIED_EXAMPLE, detail="a copy of the prompt's example")
+    if mistake and not _MISTAKE.search(text):
+        mistake = False  # only a memory worded as a mistake may name one
+    unsaid = _unsaid(text, _allowed(memory_type, evidence, mistake), evidence)
+    if unsaid is not None:
+        return unsaid
+    if mistake:
+        return GateVerdict(ok=True, reason=GateReason.SUPPORTED, detail="worded as a mistake to avoid")
+    source = [*evidence.source_said, evidence.reference] if memory_type is not MemoryType.USER_QUESTION else [
+        *evidence.user_said
+    ]
+    against = _contradiction(text, source)
+    if against is not None:
+        return GateVerdict(ok=False, reason=GateReason.NEGATED, detail=f"the source said: {against!r}")
+    if memory_type is not MemoryType.USER_QUESTION or not _ASKING.search(text):
+        # a user-question memory that reports what the user asked may list the options; one that
+        # reports what the user stated may not put the chatbot's pick in the user's mouth
+        verdict = _option_check(text, evidence, evidence.source_said if memory_type is MemoryType.USER_QUESTION
+                                else source)
+        if verdict is not None:
+            return verdict
+    if memory_type is MemoryType.RESIDUAL and _answer_without_topic(text, evidence):
+        return GateVerdict(ok=False, reason=GateReason.NO_TOPIC,
+                           detail="names the answer but not what it answers: useless to anyone else")
+    if memory_type is not MemoryType.USER_QUESTION:
+        own = stemset(source) | stemset([evidence.question])
+        rejected = stemset(evidence.model_rejected)
+        model_only = [w for w in dict.fromkeys(stems(text)) if w in rejected and w not in own]
+        if len(model_only) >= MODEL_WORDS:
+            return GateVerdict(ok=False, reason=GateReason.MODEL_WORDS, detail="repeats the chatbot's answer",
+                               unsupported=model_only)
+    positive = asserted_stems(text)
+    best = [(share, c) for share, c in _support_sentences(text, source) if not negated_stems(c) & positive]
+    where = f"best support: {best[0][1]!r}" if best and best[0][0] > 0 else "supported by the question and source"
+    return GateVerdict(ok=True, reason=GateReason.SUPPORTED, detail=where)
+
+
+def _answer_without_topic(text: str, evidence: Evidence) -> bool:
+    """A shared memory that names an option and hardly anything else ("The correct answer is X.")."""
+    options = parse_options(evidence.question)
+    if not options or not named_options(text, options, positive_only=True):
+        return False
+    option_words = stemset(options.values())
+    return len([w for w in set(stems(text)) if w not in option_words]) < 2
+
+
+def _option_check(text: str, evidence: Evidence, source: Sequence[str]) -> GateVerdict | None:
+    """A memory may name an option other than the accepted one only where the source said the same.
+
+    Checked chunk by chunk (a chunk ends at a comma, colon, semicolon or sentence end): the chunk that
+    names the option must be said by a source clause that names it too, in full when the option is
+    the rejected answer. An option mentioned in a negation ("not timolol") needs no support when it is
+    the rejected answer, but one the source never mentioned at all is a claim nobody made.
+    """
+    options = parse_options(evidence.question)
+    if not options:
+        return None
+    known = answers(evidence.source_said, evidence.model_rejected, options)
+    source_clauses = [c for s in source for c in clauses(s)]
+    for chunk in (c for c in CHUNK.split(text) if c.strip()):
+        for letter in sorted(named_options(chunk, options, positive_only=True) - known.accepted):
+            said_with = [c for c in source_clauses if letter in named_options(c, options)]
+            best = _support_sentences(chunk, said_with)
+            needed = 1.0 if letter in known.rejected else 1 - UNSAID_SHARE
+            if best and best[0][0] >= needed:
+                continue
+            if letter in known.rejected:
+                return GateVerdict(ok=False, reason=GateReason.REJECTED_ANSWER,
+                                   detail=f"states the rejected answer {letter}) {options[letter]}")
+            return GateVerdict(ok=False, reason=GateReason.OTHER_OPTION,
+                               detail=f"names {letter}) {options[letter]}, which the source never stated")
+    mentioned = {letter for c in source_clauses for letter in named_options(c, options)}
+    negative = named_options(text, options) - named_options(text, options, positive_only=True)
+    for letter in sorted(negative - known.accepted - known.rejected - mentioned):
+        return GateVerdict(ok=False, reason=GateReason.OTHER_OPTION,
+                           detail=f"says something of {letter}) {options[letter]}, which the source never mentioned")
+    return None
+
+
+def accepted_option(evidence: Evidence) -> tuple[str, str] | None:
+    """The option the source accepted (letter, text), when exactly one is clear."""
+    options = parse_options(evidence.question)
+    accepted = answers(evidence.source_said, evidence.model_rejected, options).accepted if options else set()
+    if len(accepted) != 1:
+        return None
+    letter = next(iter(accepted))
+    return letter, options[letter]

@@ -1,0 +1,116 @@
+"""Words as the truth gate compares them: content-word stems, clauses, and what a negation covers.
+
+Pure and deterministic. Stems are crude on purpose (a plural or -ing/-ed ending dropped, then the first
+five letters), so "dilates" meets "dilator" and "pupillae" meets "pupil"; numbers are kept whole.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+
+_STOP_WORDS = """a an the and or but if then than that this these those there here of to in on at by for from with as
+    is are was were be been being am do does did done has have had having can could may might must shall
+    should will would it its it's they them their he she his her him we our you your i me my mine which who
+    whom whose what when where why how all any each every some such so very also only just more most much
+    many other another same both either into onto over under about above below between after before again
+    further once up down out off own too yes ok okay please thank thanks well let lets one two first
+    answer answers answered accepted accept correct correctly right rightly option options question
+    questions asked asks ask user users expert experts assistant chatbot said says say stated states state
+    fact facts memory true false wrong incorrect mistake mistakes avoid avoided topic regarding because
+    therefore thus hence given since while whereas like unlike per via use using case cases following
+    choose chosen choice pick best most likely look again sure indeed actually really think know
+    wants want prefers prefer expects expect writes write means mean refers refer term terms abbreviation
+    called calls mentions mentioned wonders wondered asking interested corrected correction corrects
+    clarified clarifies explained explains noted notes pointed points confirmed confirms told tells
+    insists insisted agreed agrees disagreed emphasized not never cannot neither nor without none"""
+_STOP = frozenset(_STOP_WORDS.split())
+NEGATION = re.compile(
+    r"\b(?:not|no|never|cannot|neither|nor|without|none|instead|rather)\b|n't\b|\bn['’]t\b", re.IGNORECASE
+)
+_WORD = re.compile(r"[a-z]+|\d+(?:\.\d+)?")
+_CLAUSE = re.compile(r"(?:[;:!?\n]|\.(?!\d))+|,\s*(?=but\b|however\b)")
+SCOPE_END = re.compile(r"[,;:!?\n]|\.(?!\d)")
+CHUNK = re.compile(r"[,;:!?\n]|\.(?!\d)")
+SCOPE_WORDS = 6
+_AUXILIARIES = "is are was were be been do does did can could should would will may might must has have had"
+_AUXILIARY = frozenset(_AUXILIARIES.split())
+_CUE = re.compile(r"^(?:not|no|never|cannot|neither|nor|without|none|instead|rather|\w+n['’]t)$", re.IGNORECASE)
+
+
+def positive_text(chunk: str) -> str:
+    """A chunk without what it negates: the words in a negation's scope, and the subject of "X is not"."""
+    words = chunk.split()
+    dropped: set[int] = set()
+    for i, word in enumerate(words):
+        if not _CUE.match(word.strip(",;:.!?()\"'")):
+            continue
+        dropped.add(i)
+        for j in range(i + 1, min(len(words), i + 1 + SCOPE_WORDS)):
+            dropped.add(j)
+            if SCOPE_END.search(words[j]):
+                break
+        before = i - 1
+        if before >= 0 and words[before].lower() in _AUXILIARY:  # "X is not ...", "X does not ..."
+            dropped.update(range(max(0, before - 3), before + 1))
+        elif word.lower() in {"cannot"} or word.lower().endswith(("n't", "n’t")):
+            dropped.update(range(max(0, i - 3), i))
+    return " ".join(w for i, w in enumerate(words) if i not in dropped)
+
+
+
+def stems(text: str) -> list[str]:
+    """Content-word stems of ``text`` in order (numbers whole, words cut to five letters)."""
+    out = []
+    for word in _WORD.findall(text.lower()):
+        if word[0].isdigit():
+            out.append(word)
+        elif len(word) > 2 and word not in _STOP:
+            out.append(_stem(word))
+    return out
+
+
+def _stem(word: str) -> str:
+    if len(word) > 3 and word.endswith("s") and not word.endswith("ss"):
+        word = word[:-1]
+    for suffix in ("ing", "ed"):
+        if len(word) - len(suffix) >= 3 and word.endswith(suffix):
+            word = word[: -len(suffix)]
+            break
+    return word[:5]
+
+
+def normal(text: str) -> str:
+    """Lower-case words and numbers joined by single spaces (to find copies)."""
+    return " ".join(_WORD.findall(text.lower()))
+
+
+def stemset(texts: Iterable[str]) -> set[str]:
+    """Every stem of every text."""
+    return {s for text in texts for s in stems(text)}
+
+
+def clauses(text: str) -> list[str]:
+    """``text`` cut into clauses at sentence ends, colons, semicolons and ", but"."""
+    return [c.strip() for c in _CLAUSE.split(text) if c.strip()]
+
+
+def negated_spans(text: str) -> list[str]:
+    """The text in the scope of each negation cue (up to the next punctuation or six words)."""
+    out: list[str] = []
+    for cue in NEGATION.finditer(text):
+        rest = text[cue.end() :]
+        end = SCOPE_END.search(rest.lstrip())
+        scope = rest.lstrip()[: end.start()] if end else rest
+        out.append(" ".join(scope.split()[:SCOPE_WORDS]))
+    return out
+
+
+def negated_stems(text: str) -> set[str]:
+    """Stems in the scope of a negation cue."""
+    return {s for span in negated_spans(text) for s in stems(span)}
+
+
+def asserted_stems(text: str) -> set[str]:
+    """Stems a text asserts positively (outside its own negations)."""
+    return set(stems(text)) - negated_stems(text)

@@ -1,0 +1,183 @@
+"""The truth gate on the cases issue 11 reproduced, and on the shapes of correction it must tell apart."""
+
+from __future__ import annotations
+
+import pytest
+
+from memory.grounding import Evidence, GateReason, accepted_option, check
+from memory.models import MemoryType
+from memory.options import parse_options, unletter
+from memory.wording import clauses, negated_stems, positive_text, stems
+
+R, Q, L = MemoryType.RESIDUAL, MemoryType.USER_QUESTION, MemoryType.LLM_RESPONSE
+DILATOR = (
+    "Which drug acts on the dilator pupillae in a way analogous to pilocarpine on the sphincter pupillae? "
+    "A) Timolol B) Epinephrine C) Neostigmine D) Tropicamide"
+)
+SME = [
+    "No: the drug that directly stimulates the dilator pupillae, as pilocarpine does the sphincter, is epinephrine.",
+    "The correct answer is B) Epinephrine: a direct alpha-1 agonist; tropicamide only blocks the sphincter.",
+]
+WRONG = "Answer: C) Neostigmine. Neostigmine raises acetylcholine and acts on the dilator like pilocarpine."
+EXAMPLE = (
+    "Which is the drug of choice for absence seizures? "
+    "Ethosuximide is the first-line drug for typical absence seizures."
+)
+
+
+def dilator() -> Evidence:
+    return Evidence(
+        question=DILATOR,
+        source_said=SME,
+        user_said=[DILATOR, *SME],
+        model_said=[WRONG, "You are right: B) Epinephrine."],
+        model_rejected=[WRONG],
+        example=EXAMPLE,
+    )
+
+
+def test_stems_cut_words_and_keep_numbers_whole() -> None:
+    assert stems("The pupillae dilates 0.5% drops") == ["pupil", "dilat", "0.5", "drop"]
+    assert stems("acts act acting") == ["act", "act", "act"]
+
+
+def test_clauses_keep_decimals_and_negation_scope_stops_at_punctuation() -> None:
+    assert clauses("It is 0.01. Not 0.02: no.") == ["It is 0.01", "Not 0.02", "no"]
+    assert negated_stems("No, not neostigmine, it is epinephrine") == {"neost"}
+    assert negated_stems("Neostigmine does not act on the dilator pupillae.") == {"act", "dilat", "pupil"}
+
+
+def test_options_are_parsed_and_the_accepted_one_found() -> None:
+    assert parse_options(DILATOR) == {"A": "Timolol", "B": "Epinephrine", "C": "Neostigmine", "D": "Tropicamide"}
+    assert parse_options("What is the dose?") == {}
+    assert accepted_option(dilator()) == ("B", "Epinephrine")
+    letter_only = Evidence(question="q? A) xylose B) yam C) zeta D) ox", source_said=["No, it's C."])
+    assert accepted_option(letter_only) == ("C", "zeta")
+    named_rejected = Evidence(
+        question="Drug of choice for absence seizure? A) Phenytoin B) Ethosuximide C) Carbamazepine D) Valproate",
+        source_said=["No, not C) Carbamazepine, it is B) Ethosuximide."],
+        model_rejected=["Answer: C) Carbamazepine"],
+    )
+    assert accepted_option(named_rejected) == ("B", "Ethosuximide")
+    # without any letter: the option the source names that the chatbot had not chosen
+    words_only = named_rejected.model_copy(
+        update={"source_said": ["Carbamazepine can worsen absence seizures; ethosuximide is first-line."]}
+    )
+    assert accepted_option(words_only) == ("B", "Ethosuximide")
+
+
+@pytest.mark.parametrize(
+    ("text", "kind", "reason"),
+    [
+        # the demo's shared memory: the chatbot's own answer, which the SME had just rejected
+        ("Neostigmine acts on the dilator pupillae in a way analogous to pilocarpine on the sphincter.", R,
+         GateReason.REJECTED_ANSWER),
+        # the demo's sentence nobody said
+        ("Epinephrine eye drops can cause the production of aqueous humor which can lead to glaucoma.", R,
+         GateReason.UNSAID),
+        # the extractor prompt's worked example, copied
+        ("Ethosuximide is the first-line drug for typical absence seizures.", L, GateReason.COPIED_EXAMPLE),
+        # an option nobody stated
+        ("Timolol is the drug that acts on the dilator.", R, GateReason.OTHER_OPTION),
+        ("Tropicamide stimulates the dilator pupillae.", R, GateReason.OTHER_OPTION),
+        # the chatbot's words credited to the user, and to the expert
+        ("The user stated that neostigmine raises acetylcholine.", Q, GateReason.MODEL_WORDS),
+        ("Neostigmine raises acetylcholine and acts on the dilator.", R, GateReason.MODEL_WORDS),
+    ],
+)
+def test_false_unsaid_and_copied_memories_are_refused(text: str, kind: MemoryType, reason: GateReason) -> None:
+    verdict = check(text, kind, dilator())
+    assert not verdict.ok
+    assert verdict.reason is reason
+
+
+@pytest.mark.parametrize(
+    ("text", "kind"),
+    [
+        ("Epinephrine directly stimulates the dilator pupillae, as pilocarpine does the sphincter.", R),
+        ("Epinephrine is a direct alpha-1 agonist on the dilator pupillae.", R),
+        ("Tropicamide only blocks the sphincter.", R),  # the expert said so: naming a wrong option is fine here
+        ("For the drug acting on the dilator pupillae like pilocarpine, the accepted answer is Epinephrine.", L),
+        ("The user asked which drug acts on the dilator pupillae like pilocarpine on the sphincter.", Q),
+        ("The user stated that epinephrine is a direct alpha-1 agonist.", Q),
+    ],
+)
+def test_what_the_source_said_passes(text: str, kind: MemoryType) -> None:
+    verdict = check(text, kind, dilator())
+    assert verdict.ok, verdict
+    assert verdict.reason is GateReason.SUPPORTED
+
+
+def test_a_mistake_to_avoid_may_name_the_rejected_answer_only_when_worded_as_one() -> None:
+    avoid = "On the dilator question, avoid this mistake: answering Neostigmine, which raises acetylcholine."
+    assert check(avoid, L, dilator(), mistake=True).ok
+    # the same flag on a plain statement of the rejected answer does not exempt it
+    plain = "Neostigmine acts on the dilator pupillae like pilocarpine on the sphincter."
+    assert check(plain, L, dilator(), mistake=True).reason is GateReason.REJECTED_ANSWER
+
+
+def test_a_claim_the_source_negated_is_never_stored_as_true() -> None:
+    facts = Evidence(
+        question="Which drug acts on the dilator? A) Timolol B) Epinephrine",
+        source_said=["No. Neostigmine does not act on the dilator pupillae. The right answer is B) Epinephrine."],
+    )
+    verdict = check("Neostigmine acts on the dilator pupillae.", R, facts)
+    assert verdict.reason is GateReason.NEGATED
+    assert "does not act" in verdict.detail
+    assert check("Neostigmine does not act on the dilator pupillae.", R, facts).ok
+
+
+def test_numbers_must_be_said_exactly() -> None:
+    facts = Evidence(
+        question="Concentration of tropicamide: A) 0.01 B) 0.02 C) 0.03 D) 0.04",
+        source_said=["Not quite: tropicamide eye drops are 0.5% to 1%, that is 0.005 to 0.01.", "So A) 0.01."],
+        model_rejected=["Answer: B"],
+    )
+    assert check("Tropicamide eye drops are 0.5% to 1%, that is 0.005 to 0.01.", R, facts).ok
+    assert check("Tropicamide eye drops are 50%.", R, facts).reason is GateReason.UNSAID
+    assert check("The concentration of tropicamide is 0.02.", R, facts).reason is GateReason.REJECTED_ANSWER
+
+
+def test_no_statement_after_the_question_means_nothing_shared() -> None:
+    facts = Evidence(question="Concentration of tropicamide?", user_said=["Concentration of tropicamide?"])
+    assert check("Tropicamide drops are 1%.", R, facts).reason is GateReason.NO_SOURCE
+    assert check("The user asked about the concentration of tropicamide.", Q, facts).ok
+
+
+def test_unletter_keeps_the_content_not_the_letter() -> None:
+    options = parse_options(DILATOR)
+    lettered = "For X, the accepted answer is B) Epinephrine."
+    assert unletter(lettered, options) == "For X, the accepted answer is Epinephrine."
+    assert unletter("The correct answer is B.", options) == "The correct answer is Epinephrine."
+    assert unletter("It was (C).", options) == "It was Neostigmine."
+    assert unletter("Vitamin B) deficiency", {}) == "Vitamin B) deficiency"
+
+
+def test_similar_options_and_negations_elsewhere_in_the_sentence() -> None:
+    question = (
+        "Due to which enzyme deficiency can vitamin C not be synthesised in humans? A) L-Glucuronic acid oxidase "
+        "B) L-Gulonic acid reductase C) L-Gulonolactone oxidase D) L-Gulonolactone reductase"
+    )
+    wrong = "Humans cannot make vitamin C because they lack D) L-Gulonolactone reductase."
+    said = "Not a reduction: L-gulonolactone is oxidised to ascorbic acid by L-gulonolactone oxidase; humans lack it."
+    facts = Evidence(
+        question=question, source_said=[said], user_said=[question, said], model_said=[wrong], model_rejected=[wrong]
+    )
+    assert accepted_option(facts) == ("C", "L-Gulonolactone oxidase")
+    # "cannot" negates the making of vitamin C (six words at most), not the enzyme named after "lack"
+    assert positive_text("they cannot make vitamin C because they lack D) L-Gulonolactone reductase") == (
+        "D) L-Gulonolactone reductase"
+    )
+    assert positive_text("Carbamazepine is not the drug of choice") == ""
+    for text, kind in [
+        ("Humans cannot make vitamin C because they lack L-Gulonolactone reductase.", R),
+        ("The user states vitamin C cannot be made in humans because they lack D) L-Gulonolactone reductase.", Q),
+    ]:
+        assert check(text, kind, facts).reason in {GateReason.REJECTED_ANSWER, GateReason.MODEL_WORDS}, text
+    assert check("Humans lack L-gulonolactone oxidase, which oxidises L-gulonolactone to ascorbic acid.", R, facts).ok
+
+
+def test_a_shared_memory_must_say_what_the_answer_answers() -> None:
+    facts = dilator()
+    assert check("The correct answer is Epinephrine.", R, facts).reason is GateReason.NO_TOPIC
+    assert check("Epinephrine directly stimulates the dilator pupillae.", R, facts).ok
