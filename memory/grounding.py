@@ -32,7 +32,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from memory.models import MemoryType
 from memory.options import answers, named_options, parse_options, question_stem, unletter
-from memory.wording import CHUNK, asserted_stems, clauses, negated_stems, normal, stems, stemset
+from memory.wording import CHUNK, asserted_stems, clauses, negated_stems, negation_subject, normal, stems, stemset
 
 __all__ = [
     "Evidence",
@@ -66,6 +66,7 @@ class GateReason(StrEnum):
     OTHER_OPTION = "other_option"
     COPIED_EXAMPLE = "copied_example"
     NO_TOPIC = "no_topic"
+    ANSWER_AS_MISTAKE = "answer_as_mistake"
     NO_SOURCE = "no_source"
 
 
@@ -120,8 +121,8 @@ def _contradiction(memory: str, texts: Sequence[str]) -> str | None:
         for clause in clauses(text):
             against = negated_stems(clause) & positive
             covered = len(mine & set(stems(clause))) / max(1, len(mine))
-            subject = set(stems(clause)) - negated_stems(clause)  # what the negation is said of
-            same_subject = len(subject & mine) * 2 >= len(subject)
+            subject = negation_subject(clause)  # what the negation is said of: the words just before it
+            same_subject = subject <= mine if subject else True
             if against and covered >= NEGATED_SUPPORT and same_subject:
                 return clause
     return None
@@ -155,23 +156,32 @@ def _unsaid(text: str, allowed: Sequence[str], evidence: Evidence) -> GateVerdic
     return GateVerdict(ok=False, reason=GateReason.UNSAID, detail=f"{what} nobody said", unsupported=foreign)
 
 
+def _empty_or_copied(text: str, memory_type: MemoryType, evidence: Evidence) -> GateVerdict | None:
+    """Nothing to check against, nothing said, or a copy of the prompt's worked example."""
+    if memory_type is not MemoryType.USER_QUESTION and not evidence.has_source_statement:
+        return GateVerdict(ok=False, reason=GateReason.NO_SOURCE, detail="the source said nothing after the question")
+    if not stems(text):
+        return GateVerdict(ok=False, reason=GateReason.NO_TOPIC, detail="no content word: it says nothing")
+    flat = normal(text)
+    if evidence.example and len(flat) > 20 and flat in normal(evidence.example):
+        return GateVerdict(ok=False, reason=GateReason.COPIED_EXAMPLE, detail="a copy of the prompt's example")
+    return None
+
+
 def check(text: str, memory_type: MemoryType, evidence: Evidence, *, mistake: bool = False) -> GateVerdict:
     """Whether ``text`` may be stored as a memory of ``memory_type`` learnt from ``evidence``.
 
     ``mistake`` marks a memory worded as a mistake to avoid (it may name the rejected answer).
     """
-    if memory_type is not MemoryType.USER_QUESTION and not evidence.has_source_statement:
-        return GateVerdict(ok=False, reason=GateReason.NO_SOURCE, detail="the source said nothing after the question")
-    flat = normal(text)
-    if evidence.example and len(flat) > 20 and flat in normal(evidence.example):
-        return GateVerdict(ok=False, reason=GateReason.COPIED_EXAMPLE, detail="a copy of the prompt's example")
-    if mistake and not _MISTAKE.search(text):
-        mistake = False  # only a memory worded as a mistake may name one
+    first = _empty_or_copied(text, memory_type, evidence)
+    if first is not None:
+        return first
+    mistake = mistake and bool(_MISTAKE.search(text))  # only a memory worded as a mistake may name one
     unsaid = _unsaid(text, _allowed(memory_type, evidence, mistake), evidence)
     if unsaid is not None:
         return unsaid
     if mistake:
-        return GateVerdict(ok=True, reason=GateReason.SUPPORTED, detail="worded as a mistake to avoid")
+        return _mistake_check(text, evidence)
     source = [*evidence.source_said, evidence.reference] if memory_type is not MemoryType.USER_QUESTION else [
         *evidence.user_said
     ]
@@ -199,6 +209,18 @@ def check(text: str, memory_type: MemoryType, evidence: Evidence, *, mistake: bo
     best = [(share, c) for share, c in _support_sentences(text, source) if not negated_stems(c) & positive]
     where = f"best support: {best[0][1]!r}" if best and best[0][0] > 0 else "supported by the question and source"
     return GateVerdict(ok=True, reason=GateReason.SUPPORTED, detail=where)
+
+
+def _mistake_check(text: str, evidence: Evidence) -> GateVerdict:
+    """A mistake to avoid may name the rejected answer, never the answer the source accepted."""
+    options = parse_options(evidence.question)
+    accepted = answers(evidence.source_said, evidence.model_rejected, options).accepted if options else set()
+    named = named_options(text, options) & accepted
+    if named:
+        letter = sorted(named)[0]
+        return GateVerdict(ok=False, reason=GateReason.ANSWER_AS_MISTAKE,
+                           detail=f"calls the accepted answer {letter}) {options[letter]} a mistake")
+    return GateVerdict(ok=True, reason=GateReason.SUPPORTED, detail="worded as a mistake to avoid")
 
 
 def _answer_without_topic(text: str, evidence: Evidence) -> bool:

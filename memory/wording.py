@@ -114,3 +114,11 @@ def negated_stems(text: str) -> set[str]:
 def asserted_stems(text: str) -> set[str]:
     """Stems a text asserts positively (outside its own negations)."""
     return set(stems(text)) - negated_stems(text)
+
+
+def negation_subject(clause: str) -> set[str]:
+    """Content stems of the (up to four) words before the first negation cue: what is said not to be."""
+    cue = NEGATION.search(clause)
+    if cue is None:
+        return set()
+    return set(stems(" ".join(clause[: cue.start()].split()[-4:])))

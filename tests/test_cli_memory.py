@@ -252,3 +252,16 @@ def test_restore_is_trusted_and_says_so(home: Path, tmp_path: Path, capsys: pyte
     assert "trusted restore" in shown["history"][0]["detail"]["note"]
     code, text, _ = run(capsys, "memory", "import", "--restore", str(_poisoned_file(tmp_path)))
     assert code == 0 and isinstance(text, str) and "trusted restore of a mark export" in " ".join(text.split())
+
+
+def test_shared_memory_from_a_user_waits_for_review_on_every_entry_point(
+    home: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # the engine's policy, not the caller's: the same memory from `mark memory build` is queued too
+    args = ("memory", "add", "--user", "ann", "--type", "residual", "--json")
+    code, added, _ = run(capsys, *args, "--source", "user", "Tropicamide drops are 5 percent.")
+    assert code == 0 and isinstance(added, dict) and added["record"]["status"] == "pending_review"
+    code, hits, _ = run(capsys, "memory", "search", "--user", "bob", "--json", "tropicamide drops")
+    assert code == 0 and hits == []
+    code, added, _ = run(capsys, *args, "--source", "sme", "Tropicamide drops are 0.5 to 1 percent.")
+    assert code == 0 and isinstance(added, dict) and added["record"]["status"] == "active"

@@ -181,3 +181,27 @@ def test_a_shared_memory_must_say_what_the_answer_answers() -> None:
     facts = dilator()
     assert check("The correct answer is Epinephrine.", R, facts).reason is GateReason.NO_TOPIC
     assert check("Epinephrine directly stimulates the dilator pupillae.", R, facts).ok
+
+
+def test_a_negation_is_read_against_what_precedes_it_and_empty_memories_are_refused() -> None:
+    question = "Birth weight can be increased by: A) Cessation of smoking B) Aspirin C) Calcium D) Bed rest"
+    said = "Bed rest has never been shown to increase birth weight, and it carries risks such as thrombosis."
+    facts = Evidence(question=question, source_said=[said], user_said=[question, said])
+    # the clause is long, but what it negates is said of "bed rest", which the memory asserts
+    verdict = check("The user states that birth weight can be increased by D) Bed rest.", Q, facts)
+    assert verdict.reason is GateReason.NEGATED
+    assert check("The user states that the answer is B.", Q, facts).reason is GateReason.NO_TOPIC
+
+
+def test_a_mistake_to_avoid_never_names_the_accepted_answer() -> None:
+    question = "Boiled lobster syndrome is seen in poisoning of: A) Boric acid B) Nitric acid C) Lye D) Phenol"
+    facts = Evidence(
+        question=question,
+        source_said=["No, it's A."],
+        user_said=[question, "No, it's A."],
+        model_said=["Boiled lobster syndrome is seen in D) Phenol poisoning."],
+        model_rejected=["Boiled lobster syndrome is seen in D) Phenol poisoning."],
+    )
+    wrong = "On boiled lobster syndrome, avoid this mistake: answering Boric acid, which is not the correct answer."
+    assert check(wrong, L, facts, mistake=True).reason is GateReason.ANSWER_AS_MISTAKE
+    assert check("On boiled lobster syndrome, avoid this mistake: answering Phenol.", L, facts, mistake=True).ok
