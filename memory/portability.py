@@ -121,6 +121,8 @@ def new_memory(record: MemoryRecord) -> NewMemory:
     """The write request an imported record stands for: its content, never its scores or status.
 
     A record waiting for review in the file still waits: a file may ask for more review, not less.
+    A shared record always waits for a reviewer: the source a file names (even "sme") is a claim
+    nobody checked, and shared memory reaches every user.
     """
     return NewMemory(
         text=record.text,
@@ -132,7 +134,7 @@ def new_memory(record: MemoryRecord) -> NewMemory:
         confidence=record.confidence,
         metadata=record.metadata,
         provenance=record.provenance,
-        review=record.status is Status.PENDING_REVIEW,
+        review=record.status is Status.PENDING_REVIEW or record.shared,
     )
 
 

@@ -110,6 +110,10 @@ def test_import_goes_through_the_write_path(engine: MemoryEngine, tmp_path: Path
     [event] = engine.history(stored.id)
     assert (event.kind, event.actor) == (EventKind.CREATE, "import")
     assert "imported 1 through the write path" in report.summary()
+    # a file that claims an SME source gets no more trust: shared memory from a file waits for a reviewer
+    claimed = tmp_path / "claimed.jsonl"
+    claimed.write_text(_line(text="Tropicamide eye drops are used at 40%.", user_id="eve", source=Source.SME))
+    assert import_jsonl(engine, claimed).statuses == {"pending_review": 1}
 
 
 def test_import_keeps_a_pending_review_waiting(engine: MemoryEngine, tmp_path: Path) -> None:
