@@ -45,7 +45,7 @@ def evidence(state: BuildState) -> Evidence:
         source_said=[said[i][1] for i in later],
         user_said=[said[i][1] for i in people],
         model_said=[text for role, text in said if role == "assistant"],
-        model_rejected=[text for i, (role, text) in enumerate(said) if role == "assistant" and i < last and later],
+        model_rejected=[text for i, (role, text) in enumerate(said) if role == "assistant" and i < last],
         reference=state.evidence,
         example=prompt_examples(state.domain),
     )
@@ -151,7 +151,7 @@ def truth_gate_step(engine: MemoryEngine) -> Step:
         for fallback in [*_fallbacks(state, facts), *_answer_fallback(state, facts)]:
             if _gate(engine, state, facts, fallback):
                 state.candidates.append(fallback)
-                state.notes.append(f"residual memory from the expert's own words: {fallback.text!r}")
+                state.notes.append(f"{fallback.type.value} memory from what the expert said: {fallback.text!r}")
         kept = len(state.candidates)
         return f"kept {kept} candidate(s), refused {len(state.rejected)}"
 

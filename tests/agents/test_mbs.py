@@ -263,7 +263,7 @@ async def test_residual_falls_back_to_the_experts_own_words(engine: MemoryEngine
         "For the question 'Concentration of tropicamide', the answer is 0.01.",
     ]
     assert [(r.reason.value, r.text) for r in state.rejected] == [("other_option", inverted_text)]
-    assert any("expert's own words" in n for n in state.notes)
+    assert any("residual memory from what the expert said" in n for n in state.notes)
     refused = engine.audit.memory_ids(EventKind.REJECT)
     assert {r.audit_id for r in state.rejected} <= refused
     untrusted = BuildState(TROPICAMIDE, "u-9", source=Source.USER)
