@@ -77,8 +77,7 @@ def expert_words(state: BuildState) -> str | None:
 
 def _gate(engine: MemoryEngine, state: BuildState, facts: Evidence, candidate: Candidate) -> bool:
     options = grounding.parse_options(facts.question)
-    if candidate.type is not MemoryType.USER_QUESTION:
-        candidate.text = grounding.unletter(candidate.text, options)
+    candidate.text = grounding.unletter(candidate.text, options)  # a letter means nothing in another question
     verdict = grounding.check(candidate.text, candidate.type, facts, mistake=candidate.mistake)
     candidate.gate = verdict.describe()
     if verdict.ok:
