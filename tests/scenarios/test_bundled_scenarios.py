@@ -193,10 +193,11 @@ def test_script_fails_loudly_when_the_data_key_differs() -> None:
         module.build(rows)
 
 
-def test_script_skips_without_data(tmp_path: Path) -> None:
+@pytest.mark.parametrize("script", [SCRIPT, SCRIPT.with_name("make_medmcqa_holdout.py")], ids=lambda p: p.stem)
+def test_script_skips_without_data(script: Path, tmp_path: Path) -> None:
     out = tmp_path / "out.yaml"
     done = subprocess.run(
-        [sys.executable, str(SCRIPT), "--data", str(tmp_path / "absent.jsonl"), "--out", str(out)],
+        [sys.executable, str(script), "--data", str(tmp_path / "absent.jsonl"), "--out", str(out)],
         capture_output=True,
         text=True,
         check=False,

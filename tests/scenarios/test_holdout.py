@@ -99,14 +99,3 @@ def test_holdout_rows_match_the_data_and_none_is_used_elsewhere() -> None:
         row = rows[_normal(record.question)]
         assert record.id == f"mmcqa-{row['realidx'][:8]}" and record.key == row["answer_idx"]
         assert row["realidx"] not in used
-
-
-def test_script_skips_without_data(tmp_path: Path) -> None:
-    out = tmp_path / "out.yaml"
-    done = subprocess.run(
-        [sys.executable, str(SCRIPT), "--data", str(tmp_path / "absent.jsonl"), "--out", str(out)],
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    assert done.returncode == 0 and "skipped" in done.stderr and not out.exists()
