@@ -32,7 +32,17 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from memory.models import MemoryType
 from memory.options import answers, named_options, parse_options, question_stem, unletter
-from memory.wording import CHUNK, asserted_stems, clauses, negated_stems, negation_subject, normal, stems, stemset
+from memory.wording import (
+    CHUNK,
+    NEGATION,
+    asserted_stems,
+    clauses,
+    negated_stems,
+    negation_subject,
+    normal,
+    stems,
+    stemset,
+)
 
 __all__ = [
     "Evidence",
@@ -245,8 +255,10 @@ def _option_check(text: str, evidence: Evidence, source: Sequence[str]) -> GateV
         return None
     known = answers(evidence.source_said, evidence.model_rejected, options)
     source_clauses = [c for s in source for c in clauses(s)]
+    # in a negative question ("... does NOT provide:") "X does not ..." asserts X as the answer
+    negative_question = bool(NEGATION.search(question_stem(evidence.question)))
     for chunk in (c for c in CHUNK.split(text) if c.strip()):
-        for letter in sorted(named_options(chunk, options, positive_only=True) - known.accepted):
+        for letter in sorted(named_options(chunk, options, positive_only=not negative_question) - known.accepted):
             said_with = [c for c in source_clauses if letter in named_options(c, options)]
             best = _support_sentences(chunk, said_with)
             needed = 1.0 if letter in known.rejected else 1 - UNSAID_SHARE

@@ -205,3 +205,15 @@ def test_a_mistake_to_avoid_never_names_the_accepted_answer() -> None:
     wrong = "On boiled lobster syndrome, avoid this mistake: answering Boric acid, which is not the correct answer."
     assert check(wrong, L, facts, mistake=True).reason is GateReason.ANSWER_AS_MISTAKE
     assert check("On boiled lobster syndrome, avoid this mistake: answering Phenol.", L, facts, mistake=True).ok
+
+
+def test_in_a_negative_question_a_negated_option_is_still_an_answer() -> None:
+    question = "Internal occlusal rest in a partial denture does not provide: A) Retention B) Vertical stop C) Bracing"
+    facts = Evidence(
+        question=question,
+        source_said=["That is not right.", "The correct answer is A) Retention."],
+        model_rejected=["Answer: B) Vertical stop"],
+    )
+    wrong = "Internal occlusal rest in a partial denture does not provide vertical stop."
+    assert check(wrong, R, facts).reason is GateReason.REJECTED_ANSWER
+    assert check("Internal occlusal rest in a partial denture does not provide retention.", R, facts).ok
