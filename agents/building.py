@@ -99,6 +99,9 @@ class Outcome(BaseModel):
     gate: str = ""
 
 
+SITUATION_CHARS = 2000
+
+
 class BuildState:
     """Everything the team's agents share during one build."""
 
@@ -113,11 +116,19 @@ class BuildState:
         domain: str = "general",
         agent: str = "chatbot",
         conversation_id: str | None = None,
+        situation: str | None = None,
     ) -> None:
-        """Start a build of ``turns`` for ``user_id``; ``evidence`` is trusted reference text."""
+        """Start a build of ``turns`` for ``user_id``; ``evidence`` is trusted reference text.
+
+        ``situation`` is what the memories are about, for the applicability check at injection: by
+        default the opening question of the conversation; "" for none (a chat on many subjects).
+        """
         self.turns, self.user_id, self.source, self.policy = turns, user_id, source, policy
         self.evidence, self.domain, self.agent = evidence, domain, agent
         self.conversation_id = conversation_id or uuid.uuid4().hex[:12]
+        if situation is None:
+            situation = next((t.content for t in turns if t.role in {"user", "sme"}), "")
+        self.situation = situation.strip()[:SITUATION_CHARS] or None
         self.candidates: list[Candidate] = []
         self.outcomes: list[Outcome] = []
         self.rejected: list[Rejection] = []

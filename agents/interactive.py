@@ -98,6 +98,7 @@ class ChatSession:
             policy=ReviewPolicy.AUTO,
             domain=self.domain,
             conversation_id=f"chat:{self.user_id}:{self.session_id}",
+            situation="",  # a chat may cover many subjects: no applicability check
         )
         await build_memories(self.engine, self.client, state)
         return state.report()

@@ -197,7 +197,7 @@ def _commit(engine: MemoryEngine, state: BuildState, candidate: Candidate) -> Ou
         agent=state.agent,
         category=candidate.category,
         source=state.source,
-        provenance=Provenance(conversation_id=state.conversation_id, origin="mbs"),
+        provenance=Provenance(conversation_id=state.conversation_id, origin="mbs", situation=state.situation),
         review=bool(candidate.review_reason) and action is None,
         fact_check=candidate.fact_check,
         verdicts=candidate.verdicts,

@@ -91,8 +91,9 @@ def _gate(engine: MemoryEngine, state: BuildState, facts: Evidence, candidate: C
         actor="truth-gate",
     )
     state.rejected.append(
-        Rejection(type=candidate.type, text=candidate.text, reason=verdict.reason, detail=verdict.detail,
-                  audit_id=memory_id)
+        Rejection(
+            type=candidate.type, text=candidate.text, reason=verdict.reason, detail=verdict.detail, audit_id=memory_id
+        )
     )
     log.info("truth gate refused %s memory %r: %s", candidate.type.value, candidate.text, verdict.describe())
     return False

@@ -90,6 +90,8 @@ from _truth_score import (  # noqa: F401  (re-exported for the tests)
 DATA = ROOT / "benchmarks" / "data" / "truth_conversations.jsonl"
 USER_ID = "sme-1"
 DOMAIN = "medicine"
+
+
 def load_conversations(path: Path = DATA) -> list[dict[str, Any]]:
     return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
 

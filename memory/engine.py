@@ -208,6 +208,7 @@ class MemoryEngine:
             risk=Risk(risk),
             veracity_cfg=self.config.veracity,
             filters=filters,
+            embed=self.embedder.embed,
         )
 
     # -- writes ------------------------------------------------------------------------------

@@ -6,7 +6,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from memory.conflicts import ConflictConfig
 from memory.embedder import Embedder
-from memory.scoring import ScoringConfig, type_floors_for
+from memory.scoring import ScoringConfig, situation_check_for, type_floors_for
 from memory.trust import TrustConfig
 from memory.veracity import VeracityConfig
 
@@ -29,5 +29,7 @@ class EngineConfig(BaseModel):
 
 
 def default_config(embedder: Embedder) -> EngineConfig:
-    """The engine defaults, with the per-type relevance floors measured for ``embedder``."""
-    return EngineConfig(scoring=ScoringConfig(type_floors=type_floors_for(embedder.name)))
+    """The engine defaults, with the relevance floors and situation check chosen for ``embedder``."""
+    floor, bypass = situation_check_for(embedder.name)
+    scoring = ScoringConfig(type_floors=type_floors_for(embedder.name), situation_floor=floor, situation_bypass=bypass)
+    return EngineConfig(scoring=scoring)

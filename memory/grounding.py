@@ -156,12 +156,14 @@ def _unsaid(text: str, allowed: Sequence[str], evidence: Evidence) -> GateVerdic
     everything = stemset([evidence.question, *evidence.user_said, *evidence.model_said, evidence.reference])
     from_example = [w for w in foreign if w not in everything and w in stemset([evidence.example])]
     if evidence.example and len(from_example) * 2 >= len(foreign):
-        return GateVerdict(ok=False, reason=GateReason.COPIED_EXAMPLE, detail="words of the prompt's example",
-                           unsupported=foreign)
+        return GateVerdict(
+            ok=False, reason=GateReason.COPIED_EXAMPLE, detail="words of the prompt's example", unsupported=foreign
+        )
     by_model = [w for w in foreign if w in stemset(evidence.model_said)]
     if by_model and len(by_model) * 2 >= len(foreign):
-        return GateVerdict(ok=False, reason=GateReason.MODEL_WORDS, detail="the chatbot's words, not the source's",
-                           unsupported=foreign)
+        return GateVerdict(
+            ok=False, reason=GateReason.MODEL_WORDS, detail="the chatbot's words, not the source's", unsupported=foreign
+        )
     what = "numbers" if numbers else "words"
     return GateVerdict(ok=False, reason=GateReason.UNSAID, detail=f"{what} nobody said", unsupported=foreign)
 
@@ -192,29 +194,36 @@ def check(text: str, memory_type: MemoryType, evidence: Evidence, *, mistake: bo
         return unsaid
     if mistake:
         return _mistake_check(text, evidence)
-    source = [*evidence.source_said, evidence.reference] if memory_type is not MemoryType.USER_QUESTION else [
-        *evidence.user_said
-    ]
+    source = (
+        [*evidence.source_said, evidence.reference]
+        if memory_type is not MemoryType.USER_QUESTION
+        else [*evidence.user_said]
+    )
     against = _contradiction(text, source)
     if against is not None:
         return GateVerdict(ok=False, reason=GateReason.NEGATED, detail=f"the source said: {against!r}")
     if memory_type is not MemoryType.USER_QUESTION or not _ASKING.search(text):
         # a user-question memory that reports what the user asked may list the options; one that
         # reports what the user stated may not put the chatbot's pick in the user's mouth
-        verdict = _option_check(text, evidence, evidence.source_said if memory_type is MemoryType.USER_QUESTION
-                                else source)
+        verdict = _option_check(
+            text, evidence, evidence.source_said if memory_type is MemoryType.USER_QUESTION else source
+        )
         if verdict is not None:
             return verdict
     if memory_type is MemoryType.RESIDUAL and _answer_without_topic(text, evidence):
-        return GateVerdict(ok=False, reason=GateReason.NO_TOPIC,
-                           detail="names the answer but not what it answers: useless to anyone else")
+        return GateVerdict(
+            ok=False,
+            reason=GateReason.NO_TOPIC,
+            detail="names the answer but not what it answers: useless to anyone else",
+        )
     if memory_type is not MemoryType.USER_QUESTION:
         own = stemset(source) | stemset([evidence.question])
         rejected = stemset(evidence.model_rejected)
         model_only = [w for w in dict.fromkeys(stems(text)) if w in rejected and w not in own]
         if len(model_only) >= MODEL_WORDS:
-            return GateVerdict(ok=False, reason=GateReason.MODEL_WORDS, detail="repeats the chatbot's answer",
-                               unsupported=model_only)
+            return GateVerdict(
+                ok=False, reason=GateReason.MODEL_WORDS, detail="repeats the chatbot's answer", unsupported=model_only
+            )
     positive = asserted_stems(text)
     best = [(share, c) for share, c in _support_sentences(text, source) if not negated_stems(c) & positive]
     where = f"best support: {best[0][1]!r}" if best and best[0][0] > 0 else "supported by the question and source"
@@ -228,8 +237,11 @@ def _mistake_check(text: str, evidence: Evidence) -> GateVerdict:
     named = named_options(text, options) & accepted
     if named:
         letter = sorted(named)[0]
-        return GateVerdict(ok=False, reason=GateReason.ANSWER_AS_MISTAKE,
-                           detail=f"calls the accepted answer {letter}) {options[letter]} a mistake")
+        return GateVerdict(
+            ok=False,
+            reason=GateReason.ANSWER_AS_MISTAKE,
+            detail=f"calls the accepted answer {letter}) {options[letter]} a mistake",
+        )
     return GateVerdict(ok=True, reason=GateReason.SUPPORTED, detail="worded as a mistake to avoid")
 
 
@@ -265,15 +277,24 @@ def _option_check(text: str, evidence: Evidence, source: Sequence[str]) -> GateV
             if best and best[0][0] >= needed:
                 continue
             if letter in known.rejected:
-                return GateVerdict(ok=False, reason=GateReason.REJECTED_ANSWER,
-                                   detail=f"states the rejected answer {letter}) {options[letter]}")
-            return GateVerdict(ok=False, reason=GateReason.OTHER_OPTION,
-                               detail=f"names {letter}) {options[letter]}, which the source never stated")
+                return GateVerdict(
+                    ok=False,
+                    reason=GateReason.REJECTED_ANSWER,
+                    detail=f"states the rejected answer {letter}) {options[letter]}",
+                )
+            return GateVerdict(
+                ok=False,
+                reason=GateReason.OTHER_OPTION,
+                detail=f"names {letter}) {options[letter]}, which the source never stated",
+            )
     mentioned = {letter for c in source_clauses for letter in named_options(c, options)}
     negative = named_options(text, options) - named_options(text, options, positive_only=True)
     for letter in sorted(negative - known.accepted - known.rejected - mentioned):
-        return GateVerdict(ok=False, reason=GateReason.OTHER_OPTION,
-                           detail=f"says something of {letter}) {options[letter]}, which the source never mentioned")
+        return GateVerdict(
+            ok=False,
+            reason=GateReason.OTHER_OPTION,
+            detail=f"says something of {letter}) {options[letter]}, which the source never mentioned",
+        )
     return None
 
 

@@ -92,6 +92,9 @@ class Provenance(BaseModel):
     conversation_id: str | None = None
     turn: int | None = None
     origin: str = "manual"
+    # the question or situation the memory was learnt from (the applicability check compares it
+    # with the question being answered); None for memories written directly
+    situation: str | None = None
 
 
 class MemoryRecord(BaseModel):

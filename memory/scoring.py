@@ -133,6 +133,18 @@ def type_floors_for(embedder_name: str) -> dict[str, float]:
     return dict(_TYPE_FLOORS.get(embedder_name, {}))
 
 
+# The situation check for an embedder's cosine scale, chosen on the dev split of medmcqa-holdout
+# (docs/runs): there, every memory injected into its own record's question or a re-lettered paraphrase
+# had a situation similarity >= 0.76, and every memory from another record's correction that passed
+# the relevance floors had <= 0.59 and a text similarity <= 0.57. Reported on the test split only.
+_SITUATION: dict[str, tuple[float | None, float]] = {"minilm-l6-v2-int8": (0.7, 0.7)}
+
+
+def situation_check_for(embedder_name: str) -> tuple[float | None, float]:
+    """The ``situation_floor`` and ``situation_bypass`` chosen for an embedder (no check otherwise)."""
+    return _SITUATION.get(embedder_name, (None, 1.0))
+
+
 class ScoringConfig(BaseModel):
     """How MSS re-ranks search results: epsilon, how many to fetch, and which weights per type."""
 
@@ -148,6 +160,19 @@ class ScoringConfig(BaseModel):
     )
     type_floors: dict[str, Annotated[float, Field(ge=-1.0, le=1.0)]] = Field(
         default_factory=dict, description="relevance floor overriding min_similarity for one memory type"
+    )
+    situation_floor: float | None = Field(
+        default=None,
+        ge=-1.0,
+        le=1.0,
+        description="a memory learnt from a question is injected only into questions at least this similar "
+        "to that question (None: no situation check)",
+    )
+    situation_bypass: float = Field(
+        default=1.0,
+        ge=-1.0,
+        le=1.0,
+        description="a memory at least this similar to the query itself skips the situation check",
     )
     incorrect_penalty: float = Field(
         default=DEFAULT_INCORRECT_PENALTY,

@@ -5,6 +5,11 @@ Candidates under a relevance floor (``ScoringConfig.floor_for``: ``min_similarit
 recall count and freshness may reorder relevant memories, but must never lift an unrelated one
 into the prompt (a frequently injected memory would otherwise snowball).
 
+Applicability: a memory learnt from a question (``Provenance.situation``) is about that question. With
+``situation_floor`` set, it is kept only for a query at least that similar to its situation, unless
+the memory itself is at least ``situation_bypass`` similar to the query. An expert's answer to one
+question must not be read as the answer to a neighbouring one.
+
 Residual memories are domain knowledge: they are searched in the shared domain partition
 regardless of user and agent. Personal types are searched only in the asking user's partition,
 optionally narrowed by agent. Memories whose current veracity is under the task-risk threshold are
@@ -13,7 +18,7 @@ returned separately as ``needs_recheck`` instead of being silently dropped.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from datetime import datetime
 from enum import Enum
 from typing import Any
@@ -21,6 +26,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict
 
 from memory import scoring, veracity
+from memory.embedder import cosine
 from memory.models import SEARCHABLE, SHARED_USER, MemoryRecord, MemoryType
 from memory.scoring import MRSWeights, ScoreBreakdown, ScoringConfig
 from memory.store import ChromaStore, metadata_where, search_key
@@ -95,8 +101,12 @@ def search(
     risk: Risk = Risk.MEDIUM,
     veracity_cfg: VeracityConfig | None = None,
     filters: dict[str, str] | None = None,
+    embed: Callable[[Sequence[str]], list[list[float]]] | None = None,
 ) -> SearchResult:
-    """Rank each requested type's top-N candidates by MRS and keep the best ``k`` per type."""
+    """Rank each requested type's top-N candidates by MRS and keep the best ``k`` per type.
+
+    ``embed`` embeds the situations of the applicability check (no check without it).
+    """
     scoring_cfg = scoring_cfg or ScoringConfig()
     veracity_cfg = veracity_cfg or VeracityConfig()
     tau = veracity.threshold(risk, veracity_cfg)
@@ -114,11 +124,30 @@ def search(
         pairs = candidates(store, partition, query_vector, scoring_cfg.top_n, extra, owner, wide)
         floor = scoring_cfg.floor_for(memory_type.value)
         pairs = [(r, s) for r, s in pairs if s >= floor]
+        pairs = applicable(pairs, query_vector, embed, scoring_cfg)
         chosen = weights or scoring_cfg.weights_for(memory_type.value)
         ranked = _rank(pairs, now, chosen, scoring_cfg.epsilon, veracity_cfg, scoring_cfg.incorrect_penalty)
         hits[memory_type] = [h for h in ranked if h.veracity_now >= tau][:k]
         held.extend(h for h in ranked if h.veracity_now < tau)
     return SearchResult(hits=hits, needs_recheck=held)
+
+
+def applicable(
+    pairs: list[tuple[MemoryRecord, float]],
+    query_vector: Sequence[float],
+    embed: Callable[[Sequence[str]], list[list[float]]] | None,
+    cfg: ScoringConfig,
+) -> list[tuple[MemoryRecord, float]]:
+    """The pairs whose memory applies to the query (see the module notes on applicability)."""
+    floor = cfg.situation_floor
+    if floor is None or embed is None:
+        return pairs
+    bypass = cfg.situation_bypass
+    asked = list(dict.fromkeys(r.provenance.situation for r, s in pairs if r.provenance.situation and s < bypass))
+    if not asked:
+        return pairs
+    near = {text: cosine(query_vector, vector) >= floor for text, vector in zip(asked, embed(asked), strict=True)}
+    return [(r, s) for r, s in pairs if s >= bypass or near.get(r.provenance.situation or "", True)]
 
 
 OVERFETCH = 3

@@ -58,7 +58,6 @@ def positive_text(chunk: str) -> str:
     return " ".join(w for i, w in enumerate(words) if i not in dropped)
 
 
-
 def stems(text: str) -> list[str]:
     """Content-word stems of ``text`` in order (numbers whole, words cut to five letters)."""
     out = []

@@ -148,5 +148,6 @@ async def _build_session(run: Run, session: Session, transcript: list[Turn]) -> 
         policy=ReviewPolicy.AUTO,
         domain=run.scenario.domain,
         conversation_id=f"{run.scenario.name}:{session.id}",
+        situation="",  # a chat may cover many subjects: no applicability check
     )
     await build_memories(run.engine, run.client, state)

@@ -282,6 +282,4 @@ async def test_llm_response_falls_back_to_the_answer_the_expert_stated(engine: M
     state = BuildState(TROPICAMIDE, "u7", source=Source.USER)
     await build_memories(engine, ReplayChatCompletionClient(replies), state)
     answers = [o.text for o in state.outcomes if o.type is MemoryType.LLM_RESPONSE]
-    assert answers == [
-        "For the question 'Concentration of tropicamide', the accepted answer is 0.01."
-    ]
+    assert answers == ["For the question 'Concentration of tropicamide', the accepted answer is 0.01."]

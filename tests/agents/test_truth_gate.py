@@ -53,9 +53,7 @@ async def test_the_demo_failures_are_refused_and_the_experts_words_kept(engine: 
         ),
         # the extractor prompt's worked example, copied
         _memories("The user writes DOC for 'drug of choice'."),
-        _response(
-            "the drug acting on the dilator pupillae", "B) Epinephrine", avoid="answering C) Neostigmine"
-        ),
+        _response("the drug acting on the dilator pupillae", "B) Epinephrine", avoid="answering C) Neostigmine"),
         _checks(1.0, 1.0, 1.0),
     ]
     state = BuildState(DILATOR, "sme-1", source=Source.SME, domain="medicine", conversation_id="c-1")

@@ -70,11 +70,17 @@ def test_options_are_parsed_and_the_accepted_one_found() -> None:
     ("text", "kind", "reason"),
     [
         # the demo's shared memory: the chatbot's own answer, which the SME had just rejected
-        ("Neostigmine acts on the dilator pupillae in a way analogous to pilocarpine on the sphincter.", R,
-         GateReason.REJECTED_ANSWER),
+        (
+            "Neostigmine acts on the dilator pupillae in a way analogous to pilocarpine on the sphincter.",
+            R,
+            GateReason.REJECTED_ANSWER,
+        ),
         # the demo's sentence nobody said
-        ("Epinephrine eye drops can cause the production of aqueous humor which can lead to glaucoma.", R,
-         GateReason.UNSAID),
+        (
+            "Epinephrine eye drops can cause the production of aqueous humor which can lead to glaucoma.",
+            R,
+            GateReason.UNSAID,
+        ),
         # the extractor prompt's worked example, copied
         ("Ethosuximide is the first-line drug for typical absence seizures.", L, GateReason.COPIED_EXAMPLE),
         # an option nobody stated

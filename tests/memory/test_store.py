@@ -111,3 +111,34 @@ def test_knowledge_needs_a_higher_floor_than_a_preference(settings: Settings) ->
         engine.close()
     with pytest.raises(ValueError, match="unknown memory type"):
         ScoringConfig(type_floors={"episodic": 0.5})
+
+
+def test_a_memory_applies_to_the_question_it_was_learnt_from(settings: Settings) -> None:
+    """An expert's answer to one question is not injected into a neighbouring question (MiniLM)."""
+    from memory.embedder import cosine
+    from memory.engine import MemoryEngine
+    from memory.models import Provenance, Source
+
+    embedder = OnnxMiniLM()
+    engine = MemoryEngine.open(settings, embedder=embedder)
+    try:
+        assert engine.config.scoring.situation_floor == 0.7
+        learnt = "Which drug is the first choice for absence seizures?\nA) Phenytoin\nB) Ethosuximide\nC) Carbamazepine"
+        reworded = "For absence seizures, the drug of first choice is?\nA) Carbamazepine\nB) Phenytoin\nC) Ethosuximide"
+        other = "Which drug is used for absence seizures in pregnancy?\nA) Valproate\nB) Lamotrigine\nC) Topiramate"
+        memory = "For absence seizures the drug of first choice is ethosuximide."
+        m, a, b, c = embedder.embed([memory, learnt, reworded, other])
+        # the premise: the memory passes the relevance floor for the other question, and only the
+        # situation check tells them apart
+        assert cosine(m, c) >= 0.5 and cosine(a, c) < 0.7 <= cosine(a, b), (cosine(m, c), cosine(a, c), cosine(a, b))
+        assert cosine(m, c) < engine.config.scoring.situation_bypass
+        provenance = Provenance(conversation_id="c1", origin="mbs", situation=learnt)
+        engine.add(memory, MemoryType.RESIDUAL, "sme", source=Source.SME, provenance=provenance, now=T0)
+        general = "Lamotrigine is used for absence seizures in pregnancy."
+        engine.add(general, MemoryType.RESIDUAL, "sme", source=Source.SME, now=T0)
+        asked = (learnt, reworded, other)
+        texts = {q: [h.record.text for h in engine.search(q, "dana", k=2, now=T0).all_hits()] for q in asked}
+        assert texts[learnt][0] == texts[reworded][0] == memory
+        assert texts[other] == [general]  # a memory without a situation passes on its relevance alone
+    finally:
+        engine.close()
