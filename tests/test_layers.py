@@ -6,7 +6,7 @@ import ast
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-PACKAGES = ["memory", "prompts", "agents", "scenarios"]
+PACKAGES = ["mark", "memory", "prompts", "agents", "scenarios"]
 
 
 def _imports(path: Path) -> set[str]:
@@ -44,3 +44,20 @@ def test_memory_never_imports_autogen() -> None:
     assert all(
         not any(name.startswith("autogen") for name in _imports(path)) for path in (ROOT / "memory").rglob("*.py")
     )
+
+
+def test_the_facade_loads_nothing_and_resolves_every_public_name() -> None:
+    """``import mark`` imports none of the other packages; each public name comes from its module."""
+    import subprocess
+    import sys
+
+    heavy = "{'agents', 'memory', 'scenarios', 'prompts', 'chromadb', 'autogen_core'}"
+    probe = f"import sys, mark; print(sorted(m for m in sys.modules if m.split('.')[0] in {heavy}))"
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True, cwd=ROOT)
+    assert out.stdout.strip() == "[]"
+    import mark
+
+    for name in mark.__all__:
+        value = getattr(mark, name)
+        assert getattr(value, "__name__", name) == name
+    assert issubclass(mark.InputError, mark.MarkError) and issubclass(mark.InputError, ValueError)
