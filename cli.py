@@ -2,21 +2,20 @@
 
 from __future__ import annotations
 
-import asyncio
+import logging
 import os
 import sys
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
-from rich.console import Console
-from rich.table import Table
-from rich.text import Text
 
 from commands.common import JsonOpt, error_line, open_engine, out, print_json
-from commands.memory_cmds import memory_app
-from commands.review_cmds import review_app
-from memory.config import Settings, load_settings
+from commands.lazy import lazy_typer
+from mark.errors import InputError, MarkError
+
+if TYPE_CHECKING:
+    from memory.config import Settings
 
 app = typer.Typer(
     help="mark: trusted, refined memory for domain chatbots (MARK).",
@@ -26,16 +25,37 @@ app = typer.Typer(
 )
 lifecycle_app = typer.Typer(help="The four-stage MARK lifecycle.", no_args_is_help=True)
 scenario_app = typer.Typer(help="Bundled and custom scenario files.", no_args_is_help=True)
+# the memory and review commands load their module when used, not to list the group in --help
+memory_app = lazy_typer("commands.memory_cmds:memory_app", "Add, search, inspect and maintain memories.")
+review_app = lazy_typer(
+    "commands.review_cmds:review_app", "The human review queue: approve, edit or reject pending memories."
+)
 app.add_typer(memory_app, name="memory")
 app.add_typer(review_app, name="review")
 app.add_typer(lifecycle_app, name="lifecycle")
 app.add_typer(scenario_app, name="scenario")
 
 
+@app.callback()
+def _edge(
+    verbose: Annotated[
+        bool, typer.Option("--verbose", "-v", help="Log mark's decisions to stderr (DEBUG); see also MARK_LOG_LEVEL.")
+    ] = False,
+) -> None:
+    """Configure logging once, before any command runs."""
+    from commands.logs import configure_logging
+
+    configure_logging(verbose)
+
+
 @app.command()
 def doctor(as_json: JsonOpt = False) -> None:
     """Check the model, embedder, store and token counter; exit 1 if anything is broken."""
+    from rich.table import Table
+    from rich.text import Text
+
     from agents.doctor import run_checks
+    from memory.config import load_settings
 
     report = run_checks(load_settings())
     if as_json:
@@ -52,8 +72,11 @@ def doctor(as_json: JsonOpt = False) -> None:
 @app.command()
 def ask(question: str, domain: Annotated[str, typer.Option(help="Domain named in the prompt.")] = "general") -> None:
     """Ask the configured model one question through an AutoGen AssistantAgent."""
+    import asyncio
+
     from agents.ask import ask as ask_agent
     from agents.providers import build_client
+    from memory.config import load_settings
 
     settings = load_settings()
     client = build_client(settings)
@@ -75,8 +98,12 @@ def demo_threads(requested: int | None, settings: Settings, cores: int | None) -
 def _run_lifecycle(
     scenario_ref: str, out_dir: Path | None, stages: str | None, as_json: bool, threads: int | None = None
 ) -> None:
+    import asyncio
+
+    from rich.console import Console
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
+    from memory.config import load_settings
     from scenarios.report import render_summary
     from scenarios.runner import parse_stages, run_lifecycle
     from scenarios.schema import load_scenario, resolve
@@ -84,6 +111,8 @@ def _run_lifecycle(
     scenario = load_scenario(resolve(scenario_ref))
     chosen = parse_stages(stages) if stages else None
     folder = out_dir or Path("runs") / scenario.name
+    if folder.exists() and not folder.is_dir():
+        raise InputError(f"--out {folder} is a file: name a run folder (new, or one to resume)")
     settings = load_settings()
     if threads is not None:
         settings.model.n_threads = threads
@@ -98,10 +127,10 @@ def _run_lifecycle(
 
         report = asyncio.run(run_lifecycle(scenario, settings, folder, chosen, progress=progress))
     if as_json:
-        print_json(report)
+        print_json(report.as_json())
         return
-    Console().print(render_summary(report))
-    Console().print(f"report: {folder / 'report.md'} (and report.json, plots) in {report['wall_s']:.0f} s")
+    Console().print(render_summary(report.as_json()))
+    Console().print(f"report: {folder / 'report.md'} (and report.json, plots) in {report.wall_s:.0f} s")
 
 
 @app.command()
@@ -116,6 +145,8 @@ def demo(
     The demo expects an otherwise idle machine: unless ``--threads`` or a configured thread count
     (MARK_THREADS, mark.toml) says otherwise, the local model uses every core, up to 8.
     """
+    from memory.config import load_settings
+
     _run_lifecycle(scenario, out, None, as_json, demo_threads(threads, load_settings(), os.cpu_count()))
 
 
@@ -134,6 +165,8 @@ def lifecycle_run(
 @scenario_app.command("list")
 def scenario_list(as_json: JsonOpt = False) -> None:
     """The bundled scenarios."""
+    from rich.table import Table
+
     from scenarios.schema import bundled, load_scenario
 
     rows: list[dict[str, Any]] = []
@@ -189,8 +222,11 @@ def chat(
     sme: Annotated[bool, typer.Option(help="You are a trusted SME: your corrections become domain memory.")] = False,
 ) -> None:
     """Interactive chat with memory: /correct, /feedback, /remember, /forget, /memories, /help, /quit."""
+    import asyncio
+
     from agents.interactive import ChatSession
     from agents.providers import build_client
+    from memory.config import load_settings
     from memory.engine import utcnow
     from memory.maintenance import run_if_due
 
@@ -203,33 +239,14 @@ def chat(
         asyncio.run(session_obj.loop(input_fn=input, print_fn=out.print))
 
 
-def _user_errors() -> tuple[type[BaseException], ...]:
-    from agents.errors import ProviderError
-    from agents.local_model import ModelError
-    from memory.config import ConfigError
-    from memory.embedder import EmbedderError
-    from memory.engine import UnknownMemoryError
-    from memory.portability import ImportFileError
-    from memory.review import ReviewError
-    from memory.store import StoreError
-    from prompts import PromptError
-
-    return (
-        ConfigError,
-        ModelError,
-        ProviderError,
-        EmbedderError,
-        UnknownMemoryError,
-        ImportFileError,
-        ReviewError,
-        StoreError,
-        PromptError,
-        ValueError,
-    )
-
-
 def main(argv: list[str] | None = None) -> int:
-    """Console entry point: user errors become one line on stderr and exit code 2."""
+    """Console entry point: a :class:`~mark.errors.MarkError` becomes one line on stderr and exit code 2.
+
+    Any other exception is a bug and keeps its traceback. ``--verbose`` also logs where a
+    ``MarkError`` was raised.
+    """
+    from commands.logs import reset_logging
+
     try:
         app(args=argv, standalone_mode=False)
     except typer.Exit as exc:
@@ -241,9 +258,12 @@ def main(argv: list[str] | None = None) -> int:
         message = exc.format_message() if hasattr(exc, "format_message") else str(exc)
         sys.stderr.write(f"error: {message}\n")
         return 2
-    except _user_errors() as exc:
+    except MarkError as exc:
+        logging.getLogger("cli").debug("%s raised here:", exc.__class__.__name__, exc_info=exc)
         sys.stderr.write(f"error: {error_line(exc)}\n")
         return 2
+    finally:
+        reset_logging()
     return 0
 
 

@@ -4,16 +4,19 @@ from __future__ import annotations
 
 import json
 import uuid
+from collections.abc import Awaitable, Callable
 from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from agents.reviewers import ReviewDecision
 from agents.structured import UsageLog
+from mark.errors import InputError
 from memory.conflicts import Verdict
 from memory.grounding import GateReason
-from memory.models import Category, MemoryType, Source
+from memory.models import Category, MemoryType, Source, Status
 
 
 class ReviewPolicy(StrEnum):
@@ -66,7 +69,7 @@ class Candidate(BaseModel):
     fact_check: float | None = None
     fact_reason: str = ""
     review_reason: str = ""
-    decision: dict[str, Any] | None = None
+    decision: ReviewDecision | None = None  # the reviewer's, when one decided during the build
     mistake: bool = False  # worded as a mistake to avoid (may name the rejected answer)
     fallback: bool = False  # the expert's own words, stored because every extracted one was refused
     gate: str = ""  # the truth gate's verdict, for reports and the audit log
@@ -84,16 +87,26 @@ class Rejection(BaseModel):
     audit_id: str = ""
 
 
+class BuildAction(StrEnum):
+    """What the committer did with one candidate."""
+
+    COMMITTED = "committed"  # stored as a new memory
+    MERGED = "merged"  # restated an existing memory: merged into it
+    SUPERSEDED = "superseded"  # stored, replacing the older memories it contradicts
+    QUEUED = "queued"  # stored, waiting for a reviewer before it is used
+    REJECTED = "rejected"  # refused by the reviewer: not stored
+
+
 class Outcome(BaseModel):
     """What happened to one candidate."""
 
     model_config = ConfigDict(extra="forbid")
 
-    action: str
+    action: BuildAction
     type: MemoryType
     text: str
     memory_id: str | None = None
-    status: str | None = None
+    status: Status | None = None
     superseded: list[str] = Field(default_factory=list)
     reason: str = ""
     gate: str = ""
@@ -136,6 +149,7 @@ class BuildState:
         self.errors: list[str] = []
         self.usage = UsageLog()
         self.trail: list[str] = []
+        self.needs_review = False  # set by the veracity checker; the team's graph routes on it
 
     @property
     def transcript(self) -> str:
@@ -174,7 +188,7 @@ class BuildState:
         table: dict[str, dict[str, int]] = {}
         for outcome in self.outcomes:
             row = table.setdefault(outcome.type.value, {})
-            row[outcome.action] = row.get(outcome.action, 0) + 1
+            row[outcome.action.value] = row.get(outcome.action.value, 0) + 1
         return table
 
     def report(self) -> dict[str, Any]:
@@ -197,7 +211,11 @@ class BuildState:
         return {"agents": self.usage.snapshot(), "total": self.usage.totals().model_dump()}
 
 
-class TranscriptError(ValueError):
+Step = Callable[[BuildState], Awaitable[str]]
+"""One role's turn: it updates the shared state and returns a one-line report for the trail."""
+
+
+class TranscriptError(InputError):
     """A transcript file is unreadable or malformed."""
 
 

@@ -17,7 +17,7 @@ from autogen_core.model_context import BufferedChatCompletionContext, ChatComple
 from autogen_core.models import ChatCompletionClient, SystemMessage, UserMessage
 
 from agents.checks import quote_line
-from agents.fakes import TokenCappedClient
+from agents.client_wrappers import TokenCappedClient
 from memory.engine import MemoryEngine
 from memory.models import MemoryType, Source
 from memory.search import SearchHit

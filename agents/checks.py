@@ -6,7 +6,10 @@ from autogen_core.models import ChatCompletionClient
 
 from agents.schemas import FactScore, JudgeReply, fact_check_batch
 from agents.structured import UsageLog, call_structured, system, user
-from memory.conflicts import Assessment, ConflictConfig, Verdict, combine
+from memory.conflicts import ConflictConfig, Verdict
+from memory.engine import AddResult, MemoryEngine
+from memory.models import MemoryType
+from memory.verdict_rules import Assessment, combine
 from prompts import render
 
 
@@ -42,6 +45,21 @@ class LLMJudge:
             None if reply is None else Assessment(same_attribute=reply.same_attribute, same_value=reply.same_value)
         )
         return combine(assessment, similarity, self.config, new_text, old_text)
+
+
+async def remember_with_judge(
+    engine: MemoryEngine, client: ChatCompletionClient, text: str, user_id: str, usage: UsageLog | None = None
+) -> AddResult:
+    """An explicit "remember X", with flagged conflicts judged by the LLM resolver.
+
+    A newer preference that contradicts an older one supersedes it.
+    """
+    judge = LLMJudge(client, usage)
+    verdicts = {
+        record.id: await judge.judge(text, record.text, similarity)
+        for record, similarity in engine.conflict_candidates(text, MemoryType.USER_QUESTION, user_id)
+    }
+    return engine.remember(text, user_id, verdicts=verdicts, actor=f"user:{user_id}")
 
 
 class FactChecker:

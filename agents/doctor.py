@@ -1,12 +1,26 @@
-"""``mark doctor``: check every part of the stack and say precisely what is broken."""
+"""``mark doctor``: check every part of the stack and say precisely what is broken.
+
+The store check asks SQLite whether the audit log and Chroma's database are sound before opening
+them, says how to recover a damaged one, and shows what crash recovery settled on open. The names
+check fails when another installed distribution provides one of mark's top-level names (``agents``
+is also the name of ``openai-agents``): whichever is found first on ``sys.path`` wins the import.
+"""
 
 from __future__ import annotations
 
 import importlib.metadata
+import re
 from collections.abc import Callable
 from typing import Any
 
+from pydantic import ValidationError
+
+from mark.errors import InputError, MarkError
 from memory.config import Provider, Settings
+from memory.store_health import damaged, sqlite_problem
+
+DISTRIBUTION = "mark-memory"
+TOP_LEVEL_NAMES = ("agents", "memory", "prompts", "scenarios", "commands", "mark", "cli")
 
 _PACKAGES = (
     "autogen-agentchat",
@@ -28,7 +42,17 @@ def _check(fn: Callable[[], tuple[str, dict[str, Any]]]) -> dict[str, Any]:
         detail, extra = fn()
         return {"ok": True, "detail": detail, **extra}
     except Exception as exc:  # doctor reports every failure instead of stopping at the first
-        return {"ok": False, "detail": f"{exc.__class__.__name__}: {exc}"}
+        return {"ok": False, "detail": _one_line(exc)}
+
+
+def _one_line(exc: Exception) -> str:
+    """A failure as one line: a mark error's own message, a validation error's first problem."""
+    if isinstance(exc, ValidationError):
+        first = exc.errors()[0]
+        where = ".".join(str(p) for p in first["loc"])
+        return f"invalid {exc.title} ({where}: {first['msg']})"
+    text = str(exc) if isinstance(exc, MarkError) else f"{exc.__class__.__name__}: {exc}"
+    return " ".join(text.split())
 
 
 def _model(settings: Settings) -> tuple[str, dict[str, Any]]:
@@ -57,10 +81,22 @@ def _embedder(settings: Settings) -> tuple[str, dict[str, Any]]:
     return f"{embedder.name}, {len(a)} dims, paraphrase {near:.2f} > unrelated {far:.2f}", {"dimension": len(a)}
 
 
+def _check_files(settings: Settings) -> None:
+    """Raise a :class:`~memory.store_health.DamagedStoreError` for a damaged audit log or Chroma database."""
+    files = [("audit log", settings.audit_path)]
+    if not settings.store.chroma_url:
+        files.append(("memory store", settings.store_path / "chroma.sqlite3"))
+    for what, path in files:
+        problem = sqlite_problem(path)
+        if problem is not None:
+            raise damaged(what, path, problem, settings.home)
+
+
 def _store(settings: Settings) -> tuple[str, dict[str, Any]]:
     from memory.engine import MemoryEngine
     from memory.models import SHARED_USER
 
+    _check_files(settings)
     engine = MemoryEngine.open(settings)
     try:
         partitions = engine.store.partitions()
@@ -69,11 +105,18 @@ def _store(settings: Settings) -> tuple[str, dict[str, Any]]:
             raise RuntimeError(f"collections not in cosine space: {sorted(str(s) for s in spaces)}")
         domain = engine.store.count(SHARED_USER)
         events = engine.audit.count()
+        recovered = engine.recovered
         detail = (
             f"{engine.store.mode} at {engine.store.location}: {len(partitions)} collection(s), "
             f"{domain} domain memories, {events} audit events"
         )
-        return detail, {"mode": engine.store.mode, "location": engine.store.location, "collections": len(partitions)}
+        if any(recovered.values()):
+            detail += (
+                f"; recovered interrupted writes: {recovered['committed']} committed, "
+                f"{recovered['discarded']} discarded"
+            )
+        extra = {"mode": engine.store.mode, "location": engine.store.location, "collections": len(partitions)}
+        return detail, {**extra, "recovered": recovered}
     finally:
         engine.close()
 
@@ -98,6 +141,32 @@ def _versions(_: Settings) -> tuple[str, dict[str, Any]]:
     return ", ".join(f"{n} {v}" for n, v in versions.items()), {"versions": versions}
 
 
+def _normalized(name: str) -> str:
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
+def name_clashes() -> dict[str, list[str]]:
+    """The top-level names of mark that another distribution on ``sys.path`` also installs, with its name."""
+    found = importlib.metadata.packages_distributions()
+    clashes: dict[str, list[str]] = {}
+    for name in TOP_LEVEL_NAMES:
+        others = sorted({d for d in found.get(name, []) if _normalized(d) != DISTRIBUTION})
+        if others:
+            clashes[name] = others
+    return clashes
+
+
+def _names(_: Settings) -> tuple[str, dict[str, Any]]:
+    clashes = name_clashes()
+    if clashes:
+        listed = "; ".join(f"{name} (also from {', '.join(dists)})" for name, dists in clashes.items())
+        raise InputError(
+            f"another installed distribution provides mark's top-level names: {listed}; "
+            "uninstall it, or install mark-memory in a virtual environment of its own"
+        )
+    return f"no other distribution provides {', '.join(TOP_LEVEL_NAMES)}", {}
+
+
 def run_checks(settings: Settings) -> dict[str, Any]:
     """Run every check; ``ok`` is true only when all pass."""
     checks = {
@@ -106,5 +175,6 @@ def run_checks(settings: Settings) -> dict[str, Any]:
         "store": _check(lambda: _store(settings)),
         "tokens": _check(lambda: _tokens(settings)),
         "packages": _check(lambda: _versions(settings)),
+        "names": _check(lambda: _names(settings)),
     }
     return {"ok": all(c["ok"] for c in checks.values()), "home": str(settings.home), "checks": checks}

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 from autogen_core.models import CreateResult
 
+from mark.errors import UnavailableError
 
-class ProviderError(RuntimeError):
+
+class ProviderError(UnavailableError):
     """The model endpoint cannot be used right now; the message is one line saying why."""
 
 

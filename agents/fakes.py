@@ -1,6 +1,4 @@
-"""Client wrappers: test doubles and a token cap for chat answers.
-
-The test doubles are registered exactly like real model clients (public API, as pydantic-ai does).
+"""Test doubles registered exactly like real model clients (public API, as pydantic-ai does).
 
 :class:`FunctionChatClient` answers every call by calling a plain Python function with the
 messages and the requested output model. Scenario tests use it to script a whole society
@@ -9,12 +7,9 @@ deterministically, including replies that depend on what was injected into the p
 
 from __future__ import annotations
 
-from collections.abc import AsyncGenerator, Callable, Mapping, Sequence
-from typing import Any, Literal
+from collections.abc import AsyncGenerator, Callable, Sequence
 
-from autogen_core import CancellationToken
 from autogen_core.models import (
-    ChatCompletionClient,
     CreateResult,
     LLMMessage,
     ModelCapabilities,
@@ -25,6 +20,7 @@ from autogen_core.models import (
 from autogen_core.tools import Tool, ToolSchema
 from pydantic import BaseModel
 
+from agents.client_wrappers import CreateRequest, RequestClient
 from memory.tokens import count_tokens
 
 Reply = Callable[[Sequence[LLMMessage], type[BaseModel] | None], str]
@@ -33,27 +29,20 @@ FAKE_INFO = ModelInfo(
 )
 
 
-class FunctionChatClient(ChatCompletionClient):
+class FunctionChatClient(RequestClient):
     """A chat client whose replies come from ``fn(messages, output_model)``."""
 
     def __init__(self, fn: Reply) -> None:
-        """Answer with ``fn``; every call is kept in ``calls``."""
+        """Answer with ``fn``; every call is kept in ``calls``; ``closed`` turns True on :meth:`close`."""
         self.fn = fn
         self.calls: list[tuple[list[LLMMessage], type[BaseModel] | None]] = []
+        self.closed = False
         self._usage = RequestUsage(prompt_tokens=0, completion_tokens=0)
 
-    async def create(
-        self,
-        messages: Sequence[LLMMessage],
-        *,
-        tools: Sequence[Tool | ToolSchema] = [],
-        tool_choice: Tool | Literal["auto", "required", "none"] = "auto",
-        json_output: bool | type[BaseModel] | None = None,
-        extra_create_args: Mapping[str, Any] = {},
-        cancellation_token: CancellationToken | None = None,
-    ) -> CreateResult:
+    async def complete(self, request: CreateRequest) -> CreateResult:
         """Call the function and wrap its text as a completed result."""
-        model = json_output if isinstance(json_output, type) else None
+        messages = request.messages
+        model = request.json_output if isinstance(request.json_output, type) else None
         self.calls.append((list(messages), model))
         text = self.fn(messages, model)
         prompt = sum(count_tokens(str(m.content)) for m in messages)
@@ -64,21 +53,13 @@ class FunctionChatClient(ChatCompletionClient):
         )
         return CreateResult(finish_reason="stop", content=text, usage=usage, cached=False)
 
-    def create_stream(
-        self,
-        messages: Sequence[LLMMessage],
-        *,
-        tools: Sequence[Tool | ToolSchema] = [],
-        tool_choice: Tool | Literal["auto", "required", "none"] = "auto",
-        json_output: bool | type[BaseModel] | None = None,
-        extra_create_args: Mapping[str, Any] = {},
-        cancellation_token: CancellationToken | None = None,
-    ) -> AsyncGenerator[str | CreateResult, None]:
+    def stream(self, request: CreateRequest) -> AsyncGenerator[str | CreateResult, None]:
         """Streaming is not offered."""
         raise NotImplementedError("FunctionChatClient does not stream")
 
     async def close(self) -> None:
-        """Nothing to release."""
+        """Nothing to release; remembered in ``closed``."""
+        self.closed = True
 
     def actual_usage(self) -> RequestUsage:
         """Tokens of all calls."""
@@ -105,82 +86,3 @@ class FunctionChatClient(ChatCompletionClient):
     def model_info(self) -> ModelInfo:
         """Capabilities of the fake."""
         return FAKE_INFO
-
-
-class TokenCappedClient(ChatCompletionClient):
-    """Delegates to ``inner`` with a max_tokens cap unless a call sets its own (for chat answers)."""
-
-    def __init__(self, inner: ChatCompletionClient, max_tokens: int) -> None:
-        """Cap every call of ``inner`` at ``max_tokens``."""
-        self.inner, self.max_tokens = inner, max_tokens
-
-    async def create(
-        self,
-        messages: Sequence[LLMMessage],
-        *,
-        tools: Sequence[Tool | ToolSchema] = [],
-        tool_choice: Tool | Literal["auto", "required", "none"] = "auto",
-        json_output: bool | type[BaseModel] | None = None,
-        extra_create_args: Mapping[str, Any] = {},
-        cancellation_token: CancellationToken | None = None,
-    ) -> CreateResult:
-        """The inner client's completion, capped."""
-        args = {"max_tokens": self.max_tokens, **extra_create_args}
-        return await self.inner.create(
-            messages,
-            tools=tools,
-            tool_choice=tool_choice,
-            json_output=json_output,
-            extra_create_args=args,
-            cancellation_token=cancellation_token,
-        )
-
-    def create_stream(
-        self,
-        messages: Sequence[LLMMessage],
-        *,
-        tools: Sequence[Tool | ToolSchema] = [],
-        tool_choice: Tool | Literal["auto", "required", "none"] = "auto",
-        json_output: bool | type[BaseModel] | None = None,
-        extra_create_args: Mapping[str, Any] = {},
-        cancellation_token: CancellationToken | None = None,
-    ) -> AsyncGenerator[str | CreateResult, None]:
-        """The inner client's stream, capped."""
-        args = {"max_tokens": self.max_tokens, **extra_create_args}
-        return self.inner.create_stream(
-            messages,
-            tools=tools,
-            tool_choice=tool_choice,
-            json_output=json_output,
-            extra_create_args=args,
-            cancellation_token=cancellation_token,
-        )
-
-    async def close(self) -> None:
-        """The inner client is owned by the caller."""
-
-    def actual_usage(self) -> RequestUsage:
-        """The inner client's usage."""
-        return self.inner.actual_usage()
-
-    def total_usage(self) -> RequestUsage:
-        """The inner client's usage."""
-        return self.inner.total_usage()
-
-    def count_tokens(self, messages: Sequence[LLMMessage], *, tools: Sequence[Tool | ToolSchema] = []) -> int:
-        """The inner client's count."""
-        return self.inner.count_tokens(messages, tools=tools)
-
-    def remaining_tokens(self, messages: Sequence[LLMMessage], *, tools: Sequence[Tool | ToolSchema] = []) -> int:
-        """The inner client's remaining context."""
-        return self.inner.remaining_tokens(messages, tools=tools)
-
-    @property
-    def capabilities(self) -> ModelCapabilities:
-        """Deprecated alias of :attr:`model_info`."""
-        return self.inner.capabilities
-
-    @property
-    def model_info(self) -> ModelInfo:
-        """The inner client's capabilities."""
-        return self.inner.model_info

@@ -26,6 +26,8 @@ from typing import IO, Any
 from autogen_agentchat.agents import UserProxyAgent
 from autogen_core import CancellationToken
 
+from mark.errors import UnavailableError
+
 ACCEPT = "ACCEPT"
 """The SME's explicit "this is right now, stop correcting" signal; it ends a correction chat."""
 
@@ -35,7 +37,7 @@ PromptFunc = Callable[[str], str | Awaitable[str]]
 """Any sync or async function from a prompt to the SME's reply."""
 
 
-class HumanInputError(RuntimeError):
+class HumanInputError(UnavailableError):
     """An input source could not produce the SME's reply."""
 
 
@@ -43,7 +45,7 @@ class ScriptExhausted(HumanInputError):
     """A script ran out of lines and was told not to answer ACCEPT by itself."""
 
 
-class HttpJsonError(RuntimeError):
+class HttpJsonError(UnavailableError):
     """An HTTP JSON call failed; the message is one line that names the URL."""
 
 

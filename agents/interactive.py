@@ -15,7 +15,9 @@ from autogen_core.models import ChatCompletionClient
 
 from agents.building import BuildState, ReviewPolicy, Turn
 from agents.chatbot import MarkMemory, build_chatbot
-from agents.mbs import build_memories, remember_with_judge
+from agents.checks import remember_with_judge
+from agents.team import build_memories
+from mark.errors import MarkError, one_line
 from memory.engine import MemoryEngine, UnknownMemoryError
 from memory.models import Source, VoterRole
 
@@ -117,8 +119,8 @@ class ChatSession:
                 break
             try:
                 print_fn(await self.command(line) if line.startswith("/") else await self.say(line))
-            except (UnknownMemoryError, ValueError) as exc:
-                print_fn(f"error: {exc}")
+            except (MarkError, ValueError) as exc:  # a bad command line: say why and read the next one
+                print_fn(f"error: {one_line(exc)}")
         report = await self.finish()
         if report:
             counts = {t: sum(n.values()) for t, n in report["counts"].items()}

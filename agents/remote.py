@@ -2,21 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from typing import Any, Literal
+from dataclasses import replace
 
 import openai
-from autogen_core import CancellationToken
-from autogen_core.models import CreateResult, LLMMessage, ModelFamily, ModelInfo, RequestUsage
-from autogen_core.tools import Tool, ToolSchema
-from autogen_ext.models.openai import (
-    AzureOpenAIChatCompletionClient,
-    BaseOpenAIChatCompletionClient,
-    OpenAIChatCompletionClient,
-)
+from autogen_core.models import ChatCompletionClient, CreateResult, ModelFamily, ModelInfo, RequestUsage
+from autogen_ext.models.openai import AzureOpenAIChatCompletionClient, OpenAIChatCompletionClient
 from autogen_ext.models.openai.config import AzureOpenAIClientConfiguration, OpenAIClientConfiguration
-from pydantic import BaseModel
 
+from agents.client_wrappers import CreateRequest, WrappedClient
 from agents.errors import TruncatedOutputError, truncated_message
 from memory.config import ConfigError, ModelConfig, SchemaMode
 
@@ -26,43 +19,38 @@ GENERIC_MODEL_INFO = ModelInfo(
 )
 
 
-class _JsonGuard(BaseOpenAIChatCompletionClient):
-    """Mixin for the OpenAI clients: cut-off JSON raises, and schemas can use llama.cpp's dialect."""
+class JsonGuardedClient(WrappedClient):
+    """Wraps an OpenAI client: cut-off JSON raises, and schemas can use llama.cpp's dialect.
 
-    _schema_mode: SchemaMode = SchemaMode.JSON_SCHEMA
-    _max_tokens: int | None = None
+    ``max_tokens`` is the inner client's configured limit, named in the error when a call sets none.
+    """
 
-    async def create(
+    def __init__(
         self,
-        messages: Sequence[LLMMessage],
+        inner: ChatCompletionClient,
         *,
-        tools: Sequence[Tool | ToolSchema] = [],
-        tool_choice: Tool | Literal["auto", "required", "none"] = "auto",
-        json_output: bool | type[BaseModel] | None = None,
-        extra_create_args: Mapping[str, Any] = {},
-        cancellation_token: CancellationToken | None = None,
-    ) -> CreateResult:
-        """As the parent; a JSON reply cut at the token limit raises :class:`TruncatedOutputError`.
+        max_tokens: int | None = None,
+        schema_mode: SchemaMode = SchemaMode.JSON_SCHEMA,
+    ) -> None:
+        """Guard ``inner``; ``schema_mode`` picks how a pydantic ``json_output`` is sent."""
+        super().__init__(inner)
+        self._max_tokens, self._schema_mode = max_tokens, schema_mode
+
+    async def complete(self, request: CreateRequest) -> CreateResult:
+        """As the inner client; a JSON reply cut at the token limit raises :class:`TruncatedOutputError`.
 
         With ``SchemaMode.JSON_OBJECT`` a pydantic ``json_output`` is sent as
         ``{"type": "json_object", "schema": ...}`` (what ``llama_cpp.server`` understands) instead of
         OpenAI's ``json_schema`` structured outputs; the reply text is the JSON either way.
         """
-        extra = dict(extra_create_args)
-        limit = extra.get("max_tokens", self._max_tokens)
-        wanted_json = json_output not in (None, False)
-        if self._schema_mode is SchemaMode.JSON_OBJECT and isinstance(json_output, type):
-            extra["response_format"] = {"type": "json_object", "schema": json_output.model_json_schema()}
-            json_output = None
+        limit = request.extra_create_args.get("max_tokens", self._max_tokens)
+        wanted_json = request.wants_json
+        if self._schema_mode is SchemaMode.JSON_OBJECT and isinstance(request.json_output, type):
+            response_format = {"type": "json_object", "schema": request.json_output.model_json_schema()}
+            extra = {**request.extra_create_args, "response_format": response_format}
+            request = replace(request, json_output=None, extra_create_args=extra)
         try:
-            result = await super().create(
-                messages,
-                tools=tools,
-                tool_choice=tool_choice,
-                json_output=json_output,
-                extra_create_args=extra,
-                cancellation_token=cancellation_token,
-            )
+            result = await super().complete(request)
         except openai.LengthFinishReasonError as exc:  # raised by the structured-outputs (parse) path
             choices, usage = exc.completion.choices, exc.completion.usage
             partial = CreateResult(
@@ -80,23 +68,21 @@ class _JsonGuard(BaseOpenAIChatCompletionClient):
         return result
 
 
-class OpenAICompatibleClient(_JsonGuard, OpenAIChatCompletionClient):
+class OpenAICompatibleClient(JsonGuardedClient):
     """``OpenAIChatCompletionClient`` that never returns cut-off JSON and can speak llama.cpp's schema dialect."""
 
     def __init__(self, config: OpenAIClientConfiguration, schema_mode: SchemaMode) -> None:
         """Build the AutoGen client from ``config``; ``schema_mode`` picks how schemas are sent."""
-        super().__init__(**config)
-        self._schema_mode = schema_mode
-        self._max_tokens = config.get("max_tokens")
+        inner = OpenAIChatCompletionClient(**config)
+        super().__init__(inner, max_tokens=config.get("max_tokens"), schema_mode=schema_mode)
 
 
-class AzureChatClient(_JsonGuard, AzureOpenAIChatCompletionClient):
+class AzureChatClient(JsonGuardedClient):
     """``AzureOpenAIChatCompletionClient`` that raises :class:`TruncatedOutputError` on cut-off JSON."""
 
     def __init__(self, config: AzureOpenAIClientConfiguration) -> None:
         """Build the AutoGen client from ``config``."""
-        super().__init__(**config)
-        self._max_tokens = config.get("max_tokens")
+        super().__init__(AzureOpenAIChatCompletionClient(**config), max_tokens=config.get("max_tokens"))
 
 
 def openai_client(cfg: ModelConfig) -> OpenAICompatibleClient:

@@ -25,6 +25,7 @@ from typing import IO, Any, Literal, Protocol, runtime_checkable
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from agents.human import HttpJsonError, call_maybe_async, check_http_url, post_json, run_blocking
+from mark.errors import InputError
 
 log = logging.getLogger("mark.agents.reviewers")
 
@@ -34,7 +35,7 @@ ACCEPTED_FORMS = (
 )
 
 
-class ReviewInputError(ValueError):
+class ReviewInputError(InputError):
     """A reviewer's answer could not be turned into a valid decision, or the reviewer could not answer."""
 
 

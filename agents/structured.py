@@ -86,7 +86,11 @@ class Outcome(BaseModel, Generic[T]):
 
 
 class DuplicateKeyError(ValueError):
-    """A JSON object in the reply names the same key twice (which value was meant is unknowable)."""
+    """A JSON object in the reply names the same key twice (which value was meant is unknowable).
+
+    Not a :class:`~mark.errors.MarkError`: it is about a model's reply, not the user's input, and
+    :func:`call_structured` turns it into a retry or a logged rejection; it never reaches a user.
+    """
 
 
 def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:

@@ -5,24 +5,22 @@ candidate that will not be stored). Each candidate is checked by :func:`memory.g
 the conversation split by the turns' roles; a refused candidate is audited with its reason and listed in
 the build result. Option letters are replaced by the option's text, since a later paraphrase of the
 question may letter its options differently. When every residual candidate is refused, the expert's
-own words (or, for a letter-only correction, the accepted option spelt out) are the fallback, and they
-pass the same gate.
+own words (or, for a letter-only correction, the accepted option spelt out) are the fallback
+(:mod:`agents.fallbacks`), and they pass the same gate.
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Awaitable, Callable
 
-from agents.building import BuildState, Candidate, Rejection
+from agents.building import BuildState, Candidate, Rejection, Step
+from agents.fallbacks import answer_fallback, residual_fallbacks
 from memory import grounding
 from memory.engine import MemoryEngine
 from memory.grounding import Evidence
-from memory.models import Category, MemoryType, Source
 from prompts import render
 
 log = logging.getLogger(__name__)
-Step = Callable[[BuildState], Awaitable[str]]
 EXAMPLE_PROMPTS = ("extract_residual", "extract_user_question", "extract_llm_response")
 
 
@@ -51,30 +49,6 @@ def evidence(state: BuildState) -> Evidence:
     )
 
 
-def spelt_out_answer(facts: Evidence) -> str | None:
-    """The accepted option as a statement ("For the question '...', the answer is <option text>.")."""
-    accepted = grounding.accepted_option(facts)
-    if accepted is None:
-        return None
-    topic = grounding.question_stem(facts.question).rstrip(" :?.")
-    if len(topic) < 8:
-        return None
-    return f"For the question '{topic[:160]}', the answer is {accepted[1]}."
-
-
-def expert_words(state: BuildState) -> str | None:
-    """The trusted expert's longest statement that names the answer, else the longest one (>= 20 chars)."""
-    if state.source is not Source.SME:
-        return None
-    turns = [" ".join(t.content.split()) for t in state.turns if t.role in {"user", "sme"}][1:]
-    turns = [t for t in turns if len(t) >= 20]
-    if not turns:
-        return None
-    options = grounding.parse_options(state.turns[0].content) if state.turns else {}
-    naming = [t for t in turns if grounding.named_options(t, options, positive_only=True)]
-    return max(naming or turns, key=len)[:400]
-
-
 def _gate(engine: MemoryEngine, state: BuildState, facts: Evidence, candidate: Candidate) -> bool:
     options = grounding.parse_options(facts.question)
     candidate.text = grounding.unletter(candidate.text, options)  # a letter means nothing in another question
@@ -99,47 +73,6 @@ def _gate(engine: MemoryEngine, state: BuildState, facts: Evidence, candidate: C
     return False
 
 
-def _fallbacks(state: BuildState, facts: Evidence) -> list[Candidate]:
-    """Residual memory from the expert's own words, so that another user asking again finds the answer.
-
-    When every extracted residual memory was refused, the expert's own statement is the fallback.
-    And when no residual memory names both the question's topic and the accepted option (a letter-only
-    correction, or "the correct answer is X"), the accepted option is spelt out with the question.
-    """
-    if state.source is not Source.SME or not facts.has_source_statement:
-        return []
-    residual = [c.text for c in state.candidates if c.type is MemoryType.RESIDUAL]
-    words = expert_words(state) if not residual else None
-    texts = [words] if words else []
-    if not any(_carries_answer(text, facts) for text in [*residual, *texts]):
-        spelt = spelt_out_answer(facts)
-        texts += [spelt] if spelt else []
-    return [Candidate(type=MemoryType.RESIDUAL, text=t, category=Category.FACT, fallback=True) for t in texts]
-
-
-def _carries_answer(text: str, facts: Evidence) -> bool:
-    """Whether a memory names the accepted option and at least two words of the question's topic."""
-    topic = set(grounding.stems(grounding.question_stem(facts.question)))
-    return _names_answer(text, facts) and len(topic & set(grounding.stems(text))) >= min(2, len(topic))
-
-
-def _answer_fallback(state: BuildState, facts: Evidence) -> list[Candidate]:
-    """The accepted option spelt out as the LLM-response memory when no extracted one survived the gate."""
-    if any(c.type is MemoryType.LLM_RESPONSE and not c.mistake for c in state.candidates):
-        return []
-    spelt = spelt_out_answer(facts)
-    if spelt is None:
-        return []
-    text = spelt.replace(", the answer is ", ", the accepted answer is ")
-    return [Candidate(type=MemoryType.LLM_RESPONSE, text=text, category=Category.FACT, fallback=True)]
-
-
-def _names_answer(text: str, facts: Evidence) -> bool:
-    accepted = grounding.accepted_option(facts)
-    options = grounding.parse_options(facts.question)
-    return accepted is not None and accepted[0] in grounding.named_options(text, options, positive_only=True)
-
-
 def truth_gate_step(engine: MemoryEngine) -> Step:
     """The gate as a team step: refuse, audit and report what the source did not say."""
 
@@ -148,7 +81,7 @@ def truth_gate_step(engine: MemoryEngine) -> Step:
         if not facts.has_source_statement:
             state.notes.append("no expert statement after the question: nothing shared can be stored")
         state.candidates = [c for c in state.candidates if _gate(engine, state, facts, c)]
-        for fallback in [*_fallbacks(state, facts), *_answer_fallback(state, facts)]:
+        for fallback in [*residual_fallbacks(state, facts), *answer_fallback(state, facts)]:
             if _gate(engine, state, facts, fallback):
                 state.candidates.append(fallback)
                 state.notes.append(f"{fallback.type.value} memory from what the expert said: {fallback.text!r}")

@@ -145,7 +145,7 @@ def distribution(values: list[float]) -> dict[str, Any]:
 def band_shares(results: list[dict[str, Any]], cfg: dict[str, Any]) -> dict[str, Any]:
     """Where the similarities fall relative to the judge bands in ``ConflictConfig`` (when it has them).
 
-    Without a model answer, ``conflicts.combine`` calls a pair SAME at or above ``same_band``, UNSURE in
+    Without a model answer, ``verdict_rules.combine`` calls a pair SAME at or above ``same_band``, UNSURE in
     ``[contradiction_band, same_band)`` and INDEPENDENT below; ``SimilarityJudge`` calls SAME at or above
     ``duplicate_threshold``.
     """

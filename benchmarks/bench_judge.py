@@ -41,8 +41,9 @@ from typing import Any
 from _common import ROOT, machine_info, print_table, say, summarize, write_results
 
 from memory.config import load_settings
-from memory.conflicts import Assessment, ConflictConfig, SimilarityJudge, Verdict, combine
+from memory.conflicts import ConflictConfig, SimilarityJudge, Verdict
 from memory.embedder import build_embedder, cosine
+from memory.verdict_rules import Assessment, combine
 
 DATA = ROOT.parent / "shared" / "data" / "letta_core_memory" / "update_pairs_dev.jsonl"
 PARAPHRASES = ROOT / "benchmarks" / "data" / "judge_paraphrases.jsonl"

@@ -6,7 +6,7 @@ Run:  MARK_THREADS=1 nice -n 10 .venv/bin/python benchmarks/bench_tropicamide.py
 The dialogue (written for mark, in the spirit of the paper's appendix): a multiple-choice question on
 the strength of tropicamide, the assistant's first answer that no option fits, the expert pointing out
 that 0.5%-1% is 0.005-0.01 as a decimal, the assistant agreeing, the expert asking for the option, the
-assistant answering a) 0.01. Each run builds it with ``agents.mbs.build_memories`` (source=SME,
+assistant answering a) 0.01. Each run builds it with ``agents.team.build_memories`` (source=SME,
 domain medicine) into a FRESH temporary store, so every run starts empty. The model is loaded once,
 before the first run (its load time is reported apart). Reported: memories extracted per type (mean),
 outcomes per type (mean), LLM calls and tokens per built conversation (``state.report()["usage"]``),
@@ -29,8 +29,8 @@ from _common import ROOT, machine_info, print_table, say, temp_home, write_resul
 
 from agents.building import BuildState, Turn
 from agents.local_model import resolve_model_path
-from agents.mbs import build_memories
 from agents.providers import build_client, release_local_models
+from agents.team import build_memories
 from memory.config import Provider, load_settings
 from memory.embedder import build_embedder
 from memory.engine import MemoryEngine

@@ -10,9 +10,11 @@ question with its four options, then the chatbot's wrong answer, then the SME's 
 styles (letter only, reason without the letter, "not X but Y", two facts at once, two wrong tries,
 partial agreement, the chatbot arguing back). Every row lists the facts the SME asserted and the
 claims that are false (the rejected answer and any wrong argument), each with keyword groups.
-Conversations truth-001..truth-020 are the ``dev`` split (for tuning), the rest ``test`` (reported).
+Conversations truth-001..truth-020 are the ``dev`` split (for tuning), the rest of truth-001..truth-072
+``test`` (reported); truth-073..truth-107 are the ``fresh`` split, written after the gate rules were tuned
+and never used to tune them.
 
-Each conversation is built with ``agents.mbs.build_memories`` (SME source, domain medicine) into a
+Each conversation is built with ``agents.team.build_memories`` (SME source, domain medicine) into a
 FRESH temporary store, with the real model loaded once. Then every memory in the store is read back
 (``engine.list()``); ``active``, ``probationary`` and ``pending_review`` count as committed
 (``pending_review`` is also counted apart). Shared memories are the ``residual`` ones (the domain
@@ -113,7 +115,7 @@ def build_one(conv: dict[str, Any], model: dict[str, Any], client: Any, embedder
     import asyncio
 
     from agents.building import BuildState, Turn
-    from agents.mbs import build_memories
+    from agents.team import build_memories
     from memory.config import load_settings
     from memory.engine import MemoryEngine
     from memory.models import Source
@@ -256,7 +258,9 @@ def print_memories(runs: Sequence[dict[str, Any]]) -> None:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--split", choices=["dev", "test", "all"], default="dev", help="conversations to build")
+    parser.add_argument(
+        "--split", choices=["dev", "test", "fresh", "all"], default="dev", help="conversations to build"
+    )
     parser.add_argument("--limit", type=int, help="build only the first N selected conversations")
     parser.add_argument("--ids", help="comma-separated conversation ids (overrides --split)")
     parser.add_argument("--threads", type=int, help="llama.cpp threads (else MARK_THREADS, default 1)")

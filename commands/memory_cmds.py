@@ -2,18 +2,17 @@
 
 from __future__ import annotations
 
-import asyncio
 from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.table import Table
 
 from commands.common import JsonOpt, open_engine, out, parse_meta, print_json
+from mark.errors import InputError
 from memory.config import load_settings
 from memory.models import Category, MemoryType, Source, Status, VoterRole
 
-memory_app = typer.Typer(help="Add, search, inspect and maintain memories.", no_args_is_help=True)
+memory_app = typer.Typer()  # the commands only: cli.py describes the group and imports this module when it is used
 
 
 @memory_app.command("add")
@@ -52,6 +51,8 @@ def memory_search(
     as_json: JsonOpt = False,
 ) -> None:
     """Search memories with MRS re-ranking (recall counts are not changed)."""
+    from rich.table import Table
+
     with open_engine() as engine:
         result = engine.search(
             query,
@@ -108,6 +109,8 @@ def memory_list(
     as_json: JsonOpt = False,
 ) -> None:
     """List memories (one user's own plus shared domain memories with --user)."""
+    from rich.table import Table
+
     with open_engine() as engine:
         records = engine.list(user, statuses=status)
     if as_json:
@@ -240,15 +243,20 @@ def memory_build(
     as_json: JsonOpt = False,
 ) -> None:
     """Run the memory-building team on a finished conversation and commit what passes its gates."""
+    import asyncio
+
     from agents.building import BuildState, ReviewPolicy, load_transcript
-    from agents.mbs import build_memories
     from agents.providers import build_client
     from agents.reviewers import ConsoleReviewer
+    from agents.team import build_memories
     from memory.models import check_user_id
 
     check_user_id(user)  # refused before any model call, as one error line
     turns = load_transcript(transcript)
     settings = load_settings()
+    if review not in {p.value for p in ReviewPolicy}:
+        valid = ", ".join(p.value for p in ReviewPolicy)
+        raise InputError(f"unknown review policy {review!r}; valid: {valid}")
     state = BuildState(turns, user, source=source, policy=ReviewPolicy(review), evidence=evidence, domain=domain)
     plug = ConsoleReviewer() if reviewer == "console" else None
     with open_engine(settings) as engine:

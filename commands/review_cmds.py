@@ -9,7 +9,7 @@ import typer
 from commands.common import JsonOpt, open_engine, out, print_json
 from commands.memory_cmds import memory_show
 
-review_app = typer.Typer(help="The human review queue: approve, edit or reject pending memories.", no_args_is_help=True)
+review_app = typer.Typer()  # the commands only: cli.py describes the group and imports this module when it is used
 
 
 @review_app.command("list")

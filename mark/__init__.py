@@ -16,8 +16,8 @@ from mark.errors import InputError, MarkError, NotFoundError, UnavailableError
 if TYPE_CHECKING:  # for type checkers and IDEs only; excluded from the import-layer contract
     from agents.building import BuildState, ReviewPolicy, Turn, load_transcript
     from agents.chatbot import MarkMemory, build_chatbot
-    from agents.mbs import build_memories
     from agents.providers import build_client, replay_client
+    from agents.team import build_memories
     from memory.config import Settings, load_settings
     from memory.engine import MemoryEngine
     from memory.models import MemoryRecord, MemoryType, Source, Status
@@ -33,7 +33,7 @@ _WHERE = {
     "load_transcript": "agents.building",
     "MarkMemory": "agents.chatbot",
     "build_chatbot": "agents.chatbot",
-    "build_memories": "agents.mbs",
+    "build_memories": "agents.team",
     "build_client": "agents.providers",
     "replay_client": "agents.providers",
     "Settings": "memory.config",

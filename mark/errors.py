@@ -26,3 +26,17 @@ class NotFoundError(MarkError, KeyError):
 
 class UnavailableError(MarkError, RuntimeError):
     """Something mark needs cannot be used right now: a store in use, a model or server unreachable."""
+
+
+def one_line(exc: BaseException) -> str:
+    """An error as one line: a pydantic ``ValidationError`` shows its first problem, not its report."""
+    from pydantic import ValidationError
+
+    if isinstance(exc, ValidationError):
+        first = exc.errors()[0]
+        where = ".".join(str(p) for p in first["loc"])
+        message = first["msg"].removeprefix("Value error, ")
+        text = f"{where}: {message}" if where else message
+    else:
+        text = str(exc)
+    return " ".join(part.strip() for part in text.splitlines() if part.strip())

@@ -3,20 +3,32 @@
 Write protocol (see ``memory.engine``): an event is appended *uncommitted* before the store is
 touched, and marked committed after. On open, :meth:`AuditLog.pending` lists the uncommitted
 events so recovery can roll each forward (the store has the change) or back (it does not).
+
+A log file that cannot be opened (a directory, no permission) or that SQLite finds damaged ends in
+a :class:`~memory.store_health.StoreError` naming the file and what to do, never in a raw ``sqlite3``
+error.
 """
 
 from __future__ import annotations
 
+import functools
 import json
+import logging
 import os
 import sqlite3
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from datetime import datetime
 from enum import Enum
 from pathlib import Path
-from typing import Any
+from typing import Any, Concatenate, ParamSpec, TypeVar
 
 from pydantic import BaseModel, ConfigDict
+
+from memory.store_health import StoreError, damaged, is_damage
+
+log = logging.getLogger(__name__)
+_P = ParamSpec("_P")
+_R = TypeVar("_R")
 
 
 class EventKind(str, Enum):
@@ -71,14 +83,45 @@ BEGIN SELECT RAISE(ABORT, 'audit events are append-only'); END;
 """
 
 
+def _checked(method: Callable[Concatenate[AuditLog, _P], _R]) -> Callable[Concatenate[AuditLog, _P], _R]:
+    """Turn SQLite's "corrupt" and "not a database" errors into a :class:`DamagedStoreError`."""
+
+    @functools.wraps(method)
+    def checked(self: AuditLog, /, *args: _P.args, **kwargs: _P.kwargs) -> _R:
+        try:
+            return method(self, *args, **kwargs)
+        except sqlite3.DatabaseError as exc:
+            if is_damage(exc):
+                raise damaged("audit log", self.path, str(exc), self.path.parent) from exc
+            raise
+
+    return checked
+
+
 class AuditLog:
     """The event log. Events are never edited; only their committed flag flips once."""
 
     def __init__(self, path: Path) -> None:
         """Open (creating if needed) the log at ``path``."""
-        path.parent.mkdir(parents=True, exist_ok=True)
         self.path = path
-        self._db = sqlite3.connect(str(path), timeout=30.0, isolation_level=None, check_same_thread=False)
+        if path.is_dir():
+            raise StoreError(f"the audit log {path} is a directory: move it away, or set MARK_HOME to another folder")
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            self._db = sqlite3.connect(str(path), timeout=30.0, isolation_level=None, check_same_thread=False)
+        except (OSError, sqlite3.OperationalError) as exc:
+            raise _cannot_open(path, exc.strerror if isinstance(exc, OSError) else str(exc)) from exc
+        try:
+            self._setup()
+        except sqlite3.OperationalError as exc:  # read-only file or folder, locked for too long
+            self._db.close()
+            raise _cannot_open(path, str(exc)) from exc
+        except BaseException:
+            self._db.close()
+            raise
+
+    @_checked
+    def _setup(self) -> None:
         self._db.execute("PRAGMA journal_mode=WAL")
         self._db.execute("PRAGMA synchronous=NORMAL")
         self._db.executescript(_SCHEMA)
@@ -87,6 +130,7 @@ class AuditLog:
         """Close the database."""
         self._db.close()
 
+    @_checked
     def append(
         self, memory_id: str, kind: EventKind, at: datetime, rev: int, actor: str, detail: dict[str, Any]
     ) -> int:
@@ -105,6 +149,7 @@ class AuditLog:
         )
         return int(cursor.lastrowid or 0)
 
+    @_checked
     def append_many(self, rows: list[tuple[str, EventKind, datetime, int, str, dict[str, Any]]]) -> list[int]:
         """Append several uncommitted events in one transaction; returns their sequence numbers."""
         seqs: list[int] = []
@@ -118,16 +163,19 @@ class AuditLog:
             raise
         return seqs
 
+    @_checked
     def commit(self, seqs: list[int]) -> None:
         """Mark events as committed (their change reached the store)."""
         if seqs:
             self._db.executemany("UPDATE events SET committed = 1 WHERE seq = ?", [(s,) for s in seqs])
 
+    @_checked
     def discard(self, seqs: list[int]) -> None:
         """Remove uncommitted events whose change never reached the store (recovery only)."""
         if seqs:
             self._db.executemany("DELETE FROM events WHERE seq = ? AND committed = 0", [(s,) for s in seqs])
 
+    @_checked
     def pending(self) -> list[Event]:
         """Uncommitted events left by this process or by processes that are gone, oldest first.
 
@@ -136,20 +184,26 @@ class AuditLog:
         """
         rows = self._db.execute("SELECT seq, pid FROM events WHERE committed = 0 ORDER BY seq").fetchall()
         mine = [seq for seq, pid in rows if pid == os.getpid() or not _alive(pid)]
+        if len(mine) < len(rows):
+            log.debug("%d uncommitted audit event(s) belong to live processes: left to them", len(rows) - len(mine))
         if not mine:
             return []
+        log.info("%d uncommitted audit event(s) left by an interrupted write: to recover", len(mine))
         marks = ",".join("?" * len(mine))
         return list(self._select(f"WHERE seq IN ({marks}) ORDER BY seq", tuple(mine)))
 
+    @_checked
     def history(self, memory_id: str) -> list[Event]:
         """All committed events of one memory, oldest first."""
         return list(self._select("WHERE memory_id = ? AND committed = 1 ORDER BY seq", (memory_id,)))
 
+    @_checked
     def memory_ids(self, kind: EventKind) -> set[str]:
         """Ids of memories that have a committed event of ``kind``."""
         rows = self._db.execute("SELECT DISTINCT memory_id FROM events WHERE kind = ? AND committed = 1", (kind.value,))
         return {row[0] for row in rows}
 
+    @_checked
     def count(self) -> int:
         """Number of committed events."""
         return int(self._db.execute("SELECT COUNT(*) FROM events WHERE committed = 1").fetchone()[0])
@@ -167,6 +221,13 @@ class AuditLog:
                 detail=json.loads(detail),
                 committed=bool(committed),
             )
+
+
+def _cannot_open(path: Path, reason: str | None) -> StoreError:
+    return StoreError(
+        f"cannot open the audit log {path} ({reason}): make it and its folder writable, "
+        "or set MARK_HOME to another folder"
+    )
 
 
 def _alive(pid: int) -> bool:

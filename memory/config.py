@@ -15,8 +15,10 @@ from typing import Any
 from platformdirs import user_data_dir
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from mark.errors import InputError
 
-class ConfigError(ValueError):
+
+class ConfigError(InputError):
     """Raised when settings cannot be resolved; the message says what to fix."""
 
 

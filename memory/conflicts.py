@@ -2,12 +2,14 @@
 
 Only existing memories whose similarity to the new one reaches ``candidate_threshold`` are shown to
 the judge, so an unrelated write costs no judge call. The judge is a protocol: the agents package
-plugs in an LLM judge; :class:`SimilarityJudge` is the deterministic fallback used without a model.
+plugs in an LLM judge, whose answer :mod:`memory.verdict_rules` turns into a verdict;
+:class:`SimilarityJudge` is the deterministic fallback used without a model.
 """
 
 from __future__ import annotations
 
 import itertools
+import logging
 import math
 import re
 from collections.abc import Callable, Mapping, Sequence
@@ -19,6 +21,8 @@ from pydantic import BaseModel, ConfigDict, Field
 from memory import veracity, votes
 from memory.models import MemoryRecord, Source, Status
 from memory.veracity import FactCheck, VeracityConfig
+
+log = logging.getLogger(__name__)
 
 
 class Verdict(str, Enum):
@@ -211,7 +215,15 @@ def judge_candidates(
     """
     out: list[Judgement] = []
     for record, similarity in flagged:
-        verdict = (decided or {}).get(record.id) or judge.judge(new_text, record.text, similarity)
+        given = (decided or {}).get(record.id)
+        verdict = given or judge.judge(new_text, record.text, similarity)
+        log.debug(
+            "conflict with %s (cosine %.3f): %s by the %s",
+            record.id,
+            similarity,
+            verdict.value,
+            "resolver" if given else "judge",
+        )
         out.append(Judgement(existing_id=record.id, similarity=similarity, verdict=verdict))
         if verdict is Verdict.SAME:
             break
@@ -272,111 +284,14 @@ def resolve(
         old = existing(judgement.existing_id)
         if judgement.verdict is Verdict.CONTRADICTS and record.status is Status.PENDING_REVIEW:
             deferred.append(old.id)
+            log.info("%s contradicts %s: superseded once %s is approved", record.id, old.id, record.id)
         elif judgement.verdict is Verdict.CONTRADICTS:
             old_after, record = supersede(old, record)
             superseded.append(old_after)
+            log.info("%s contradicts %s: %s superseded", record.id, old.id, old.id)
         elif judgement.verdict is Verdict.UNSURE:
             record = prefer_newer(old, record, unsure_boost)
+            log.info(
+                "%s unsure against %s: both kept, the newer at confidence %.2f", record.id, old.id, record.confidence
+            )
     return record, superseded, deferred
-
-
-class Assessment(BaseModel):
-    """A judge model's decomposed answer about a pair: same attribute, and if so same value."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    same_attribute: bool
-    same_value: bool
-
-
-_NEGATION = re.compile(r"\b(?:not|never|no|none|nor|neither|without|cannot)\b|n't", re.IGNORECASE)
-
-
-def negation_differs(new_text: str, old_text: str) -> bool:
-    """Whether one text negates more than the other ("has never conducted" vs "has conducted"). Pure."""
-    return len(_NEGATION.findall(new_text)) != len(_NEGATION.findall(old_text))
-
-
-# Capitalised words that often open a sentence without naming anything.
-_OPENER = re.compile(
-    r"(?:the|an?|in|on|at|every|for|since|after|before|during|as|by|with|from|this|that|these|those|his|her"
-    r"|their|our|my|its|when|while|although|both|each|all|some|many|most|it|he|she|they|we|i|you|there|here"
-    r"|once|today|yesterday|last|next)"
-)
-
-
-def _names(text: str) -> set[str]:
-    """Proper names and numbers in a text, lower-cased, possessives and hyphens split off."""
-    tokens = re.findall(r"[A-Za-z]+|\d+(?:\.\d+)?", re.sub(r"'s\b", "", text))
-    found = set()
-    for i, token in enumerate(tokens):
-        if token[0].isdigit() or (token[0].isupper() and not (i == 0 and _OPENER.fullmatch(token.lower()))):
-            found.add(token.lower())
-    return found
-
-
-def _acronyms(text: str) -> set[str]:
-    """Initials of each run of capitalised words ("New York University" -> "nyu", also "ny", "yu")."""
-    runs = re.findall(r"(?:[A-Z][a-z]+\s+)+[A-Z][a-z]+", text)
-    found = set()
-    for run in runs:
-        initials = "".join(w[0] for w in run.split()).lower()
-        found |= {initials[i:j] for i in range(len(initials)) for j in range(i + 2, len(initials) + 1)}
-    return found
-
-
-def names_substituted(new_text: str, old_text: str) -> bool:
-    """Whether each text names someone, somewhere or some number the other does not. Pure.
-
-    "based in Seattle" -> "based in Austin", "with Nora Fishel" -> "with Joren Sullivar", "2019" ->
-    "2021": a same-frame update that a small model tends to read as the same fact. A name only in one
-    text (an added detail) is not a substitution; neither is another form of the same word
-    ("Patagonia" / "Patagonian", shared first five letters) or an acronym of the other's words.
-    """
-    new, old = _names(new_text), _names(old_text)
-
-    def novel(mine: set[str], theirs: set[str], their_text: str) -> set[str]:
-        acronyms = _acronyms(their_text)
-        return {w for w in mine - theirs if w not in acronyms and not any(w[:5] == t[:5] for t in theirs)}
-
-    return bool(novel(new, old, old_text)) and bool(novel(old, new, new_text))
-
-
-def combine(
-    assessment: Assessment | None, similarity: float, cfg: ConflictConfig, new_text: str = "", old_text: str = ""
-) -> Verdict:
-    """The verdict from a small model's decomposed answer, the embedding similarity and a negation cue. Pure.
-
-    Embedding similarity is a strong prior (near-identical wording is usually the same fact; very
-    different wording usually another fact), but cannot see a changed value; a 1.5B model can often
-    see the value but mistakes a negation or a new name for another attribute, and reads a
-    same-frame substitution ("based in Seattle" -> "based in Austin") as the same value. A pair
-    where one text negates and the other does not (see :func:`negation_differs`), or, from
-    ``contradiction_band`` up, where a name or number was swapped for another
-    (:func:`names_substituted`), is never the same fact. So:
-
-    - similarity >= ``same_band``: SAME, unless the model sees the same attribute with another value,
-      the negation differs or a name was swapped (CONTRADICTS);
-    - ``contradiction_band`` <= similarity < ``same_band``: CONTRADICTS, unless the model says the
-      same value without a negation change or swapped name (SAME), or it calls the pair another
-      attribute, the negation is unchanged and similarity is under ``independent_below`` (INDEPENDENT);
-    - below ``contradiction_band``: INDEPENDENT, unless the model sees the same attribute with
-      another value (CONTRADICTS).
-
-    Without a usable model answer: SAME / UNSURE (keep both) / INDEPENDENT by band.
-    """
-    high, low = cfg.same_band, cfg.contradiction_band
-    if assessment is None:
-        return Verdict.SAME if similarity >= high else Verdict.UNSURE if similarity >= low else Verdict.INDEPENDENT
-    changed = assessment.same_attribute and not assessment.same_value
-    negated = negation_differs(new_text, old_text)
-    swapped = similarity >= low and names_substituted(new_text, old_text)
-    if similarity >= high:
-        return Verdict.CONTRADICTS if changed or negated or swapped else Verdict.SAME
-    if similarity >= low:
-        if assessment.same_attribute and assessment.same_value and not negated and not swapped:
-            return Verdict.SAME
-        if not assessment.same_attribute and not negated and similarity < cfg.independent_below:
-            return Verdict.INDEPENDENT
-        return Verdict.CONTRADICTS
-    return Verdict.CONTRADICTS if changed else Verdict.INDEPENDENT

@@ -17,6 +17,7 @@ from typing import Any, Protocol
 
 import numpy as np
 
+from mark.errors import UnavailableError
 from memory.config import EmbedderConfig, EmbedderKind
 
 DIMENSION = 384
@@ -24,7 +25,7 @@ MAX_TOKENS = 256
 _TOKENIZER = Path(__file__).parent / "data" / "minilm" / "tokenizer.json"
 
 
-class EmbedderError(RuntimeError):
+class EmbedderError(UnavailableError):
     """The embedder cannot be loaded or cannot embed."""
 
 

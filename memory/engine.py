@@ -11,18 +11,19 @@ never happened.
 from __future__ import annotations
 
 import builtins
+import logging
 import uuid
 from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict
 
+from mark.errors import NotFoundError
 from memory import conflicts, trust, veracity, votes
 from memory.audit import AuditLog, Event, EventKind
 from memory.config import Settings
 from memory.conflicts import Judge, SimilarityJudge, Verdict
-from memory.embedder import Embedder, build_embedder
 from memory.engine_config import EngineConfig, default_config
 from memory.models import (
     SHARED_USER,
@@ -36,12 +37,17 @@ from memory.models import (
     VoterRole,
 )
 from memory.scoring import MRSWeights, preset_weights
-from memory.search import SearchResult, candidates, search
-from memory.store import ChromaStore, partition_for
 from memory.veracity import Risk
 
+if TYPE_CHECKING:  # the store (chromadb), search and embedder (numpy) load when an engine opens or searches
+    from memory.embedder import Embedder
+    from memory.search import SearchResult
+    from memory.store import ChromaStore
 
-class UnknownMemoryError(KeyError):
+log = logging.getLogger(__name__)
+
+
+class UnknownMemoryError(NotFoundError):
     """No memory has that id (or the caller may not see it)."""
 
     def __str__(self) -> str:
@@ -91,6 +97,9 @@ class MemoryEngine:
         judge: Judge | None = None,
     ) -> MemoryEngine:
         """Open the configured store and audit log."""
+        from memory.embedder import build_embedder
+        from memory.store import ChromaStore
+
         embedder = embedder or build_embedder(settings.embedder)
         store = ChromaStore(settings, embedder)
         try:
@@ -129,6 +138,8 @@ class MemoryEngine:
         self.store.put([r for r in final.values() if r.id in fresh_ids])
         self.store.update_metadata([r for r in final.values() if r.id not in fresh_ids])
         self.audit.commit(seqs)
+        for record, kind, _ in changes:
+            log.debug("%s %s rev %d by %s: %s", kind.value, record.id, record.revision, actor, record.status.value)
 
     def recover(self) -> dict[str, int]:
         """Settle uncommitted events left by a crash; returns how many were kept and dropped."""
@@ -144,6 +155,12 @@ class MemoryEngine:
                 drop.append(event.seq)
         self.audit.commit(keep)
         self.audit.discard(drop)
+        if keep or drop:
+            log.info(
+                "recovered interrupted writes: %d event(s) committed (the store has them), %d discarded (it has not)",
+                len(keep),
+                len(drop),
+            )
         return {"committed": len(keep), "discarded": len(drop)}
 
     # -- reads -------------------------------------------------------------------------------
@@ -192,6 +209,8 @@ class MemoryEngine:
         filters: dict[str, str] | None = None,
     ) -> SearchResult:
         """MSS: ranked memories per type for ``user_id``; recall counts are NOT touched here."""
+        from memory.search import search
+
         if weights is None and preset is not None:
             weights = preset_weights(preset)
         vector = self.embedder.embed([query])[0]
@@ -205,7 +224,7 @@ class MemoryEngine:
             k=k,
             weights=weights,
             scoring_cfg=self.config.scoring,
-            risk=Risk(risk),
+            risk=veracity.parse_risk(risk),
             veracity_cfg=self.config.veracity,
             filters=filters,
             embed=self.embedder.embed,
@@ -262,6 +281,9 @@ class MemoryEngine:
         self, text: str, memory_type: MemoryType, user_id: str, n: int = 20
     ) -> builtins.list[tuple[MemoryRecord, float]]:
         """Searchable memories of the same type in the partition a new memory would join."""
+        from memory.search import candidates
+        from memory.store import partition_for
+
         vector = self.embedder.embed([text])[0]
         owner = None if memory_type is MemoryType.RESIDUAL else user_id
         partition = partition_for(memory_type, user_id)
@@ -302,6 +324,7 @@ class MemoryEngine:
         info = {"text": text, "type": memory_type.value, "user_id": user_id, "reason": reason, **(detail or {})}
         seq = self.audit.append(candidate_id, EventKind.REJECT, now or utcnow(), 0, actor, info)
         self.audit.commit([seq])
+        log.info("rejected a %s memory for %s (event %s): %s", memory_type.value, user_id, candidate_id, reason)
         return candidate_id
 
     def mark_injected(self, ids: Sequence[str], now: datetime | None = None, actor: str = "chatbot") -> None:
@@ -375,6 +398,7 @@ class MemoryEngine:
         )
         self.store.delete([record])
         self.audit.commit([seq])
+        log.info("forgot %s (%s) by %s", record.id, record.type.value, actor)
 
     def forget_user(self, user_id: str, now: datetime | None = None) -> int:
         """Erase every personal memory of a user (domain memories stay); returns how many."""

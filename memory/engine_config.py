@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from pydantic import BaseModel, ConfigDict, Field
 
 from memory.conflicts import ConflictConfig
-from memory.embedder import Embedder
 from memory.scoring import ScoringConfig, situation_check_for, type_floors_for
 from memory.trust import TrustConfig
 from memory.veracity import VeracityConfig
+
+if TYPE_CHECKING:  # a type only: importing the embedder loads numpy
+    from memory.embedder import Embedder
 
 
 class EngineConfig(BaseModel):

@@ -131,7 +131,9 @@ def maintain(engine: MemoryEngine, now: datetime | None = None, dry_run: bool = 
             engine.set_status(d.memory_id, d.action, kind, detail, now=now, actor=ACTOR)
             log.info("maintenance %s: %s (%s)", d.memory_id, d.action.value, d.reason)
         recheck.apply(engine, rechecks, now)
-    return MaintenanceReport(at=now, dry_run=dry_run, decisions=decisions, rechecks=rechecks)
+    report = MaintenanceReport(at=now, dry_run=dry_run, decisions=decisions, rechecks=rechecks)
+    log.info("%s", report.summary())
+    return report
 
 
 def state_path(engine: MemoryEngine) -> Path:
@@ -172,5 +174,5 @@ def run_if_due(engine: MemoryEngine, now: datetime, every_hours: float) -> Maint
         return None
     report = maintain(engine, now)
     _record_run(path, report)
-    log.info("%s", report.summary())
+    log.debug("maintenance run recorded in %s", path)
     return report

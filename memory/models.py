@@ -9,6 +9,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from mark.errors import InputError
+
 
 class MemoryType(str, Enum):
     """MARK's three refined-memory types. Only ``residual`` is domain-wide (shared)."""
@@ -78,9 +80,9 @@ def one_line(text: str) -> str:
 def check_user_id(value: str) -> str:
     """``value`` when it may own memories; blank ids and the shared partition's id are refused."""
     if not value.strip():
-        raise ValueError("user id is empty")
+        raise InputError("user id is empty")
     if value.strip() == SHARED_USER:
-        raise ValueError(f"user id {SHARED_USER!r} is reserved for the shared domain partition")
+        raise InputError(f"user id {SHARED_USER!r} is reserved for the shared domain partition")
     return value
 
 

@@ -1,7 +1,9 @@
 """Export and import memories as JSON Lines: one full record per line.
 
 Both import modes validate the whole file before writing anything, so a corrupt or non-UTF-8 line
-leaves the store untouched and the error names the line.
+leaves the store untouched and the error names the line. An export is written to a ``.partial``
+file renamed into place at the end; a destination that cannot be written (a missing folder, a
+directory, a full disk) is an :class:`ExportFileError` and leaves no file behind.
 
 - **Import** (the default) treats the file as untrusted input: every live record goes through the
   same write path as any other write (:func:`memory.batch.add_many`), so gates, conflict checks,
@@ -16,6 +18,7 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 from collections import Counter
 from collections.abc import Sequence
 from datetime import datetime
@@ -24,6 +27,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
+from mark.errors import InputError
 from memory.audit import EventKind
 from memory.batch import NewMemory, add_many
 from memory.engine import MemoryEngine, utcnow
@@ -36,20 +40,51 @@ _LIVE = frozenset({Status.ACTIVE, Status.PROBATIONARY, Status.PENDING_REVIEW})
 RESTORE_NOTE = "trusted restore of a mark export: status, scores and counters kept as exported, no gates"
 
 
-class ImportFileError(ValueError):
+class ImportFileError(InputError):
     """The import file is unreadable or has an invalid line."""
 
 
+class ExportFileError(InputError):
+    """The export destination cannot be written; nothing was left there."""
+
+
+def check_destination(path: Path) -> None:
+    """Refuse an export path that is a directory or whose folder does not exist (before any work)."""
+    if path.is_dir():
+        raise ExportFileError(
+            f"cannot export to {path}: it is a directory; name a file, e.g. {path / 'memories.jsonl'}"
+        )
+    if not path.parent.is_dir():
+        raise ExportFileError(f"cannot export to {path}: the folder {path.parent} does not exist; create it first")
+
+
 def export_jsonl(engine: MemoryEngine, path: Path, user_id: str | None = None) -> int:
-    """Write memories (one user's personal memories when ``user_id`` is given) to ``path``."""
+    """Write memories (one user's personal memories when ``user_id`` is given) to ``path``.
+
+    The file appears complete or not at all: a failed export removes its ``.partial`` file.
+    """
+    check_destination(path)
     records = engine.list(user_id)
     if user_id is not None:
         records = [r for r in records if r.user_id == user_id]
     partial = path.with_name(path.name + ".partial")
-    with partial.open("w", encoding="utf-8") as handle:
-        for record in records:
-            handle.write(json.dumps(record.to_public(), ensure_ascii=False, sort_keys=True) + "\n")
-    partial.replace(path)
+    try:
+        handle = partial.open("w", encoding="utf-8")
+    except OSError as exc:
+        raise ExportFileError(f"cannot export to {path}: {exc.strerror or exc}; choose another path") from exc
+    try:
+        with handle:
+            for record in records:
+                handle.write(json.dumps(record.to_public(), ensure_ascii=False, sort_keys=True) + "\n")
+            handle.flush()
+            os.fsync(handle.fileno())
+        partial.replace(path)
+    except BaseException as exc:
+        partial.unlink(missing_ok=True)  # never leave a plaintext copy of the memories behind
+        if isinstance(exc, OSError):
+            raise ExportFileError(f"cannot export to {path}: {exc.strerror or exc}; choose another path") from exc
+        raise
+    log.info("exported %d memories to %s", len(records), path)
     return len(records)
 
 
@@ -74,6 +109,8 @@ def read_jsonl(path: Path) -> list[MemoryRecord]:
             first = exc.errors()[0]
             where = ".".join(str(p) for p in first["loc"]) or "line"
             raise ImportFileError(f"{path}:{number}: invalid memory ({where}: {first['msg']})") from exc
+        if not record.id.strip():
+            raise ImportFileError(f"{path}:{number}: the id is empty; give the memory an id or leave the field out")
         if record.id in seen:
             raise ImportFileError(f"{path}:{number}: duplicate id {record.id}")
         seen.add(record.id)

@@ -151,7 +151,9 @@ def plan(
     pool = engine.list() if records is None else records
     cfg = engine.config.veracity
     decisions = (decide(r, engine.audit.history(r.id), now, cfg, risk) for r in pool if is_due(r, now, cfg, risk))
-    return [d for d in decisions if d is not None]
+    planned = [d for d in decisions if d is not None]
+    log.debug("re-check: %d of %d memories due at %s risk", len(planned), len(pool), risk.value)
+    return planned
 
 
 def apply(engine: MemoryEngine, decisions: Sequence[RecheckDecision], now: datetime, actor: str = ACTOR) -> None:

@@ -4,13 +4,14 @@ from __future__ import annotations
 
 from datetime import datetime
 
+from mark.errors import InputError
 from memory import conflicts
 from memory.audit import EventKind
 from memory.engine import MemoryEngine, UnknownMemoryError, utcnow
 from memory.models import SEARCHABLE, Classification, MemoryRecord, Status
 
 
-class ReviewError(ValueError):
+class ReviewError(InputError):
     """The memory is not waiting for review."""
 
 

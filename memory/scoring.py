@@ -44,6 +44,7 @@ from typing import Annotated, Any, Self
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from mark.errors import InputError
 from memory.models import MemoryType
 
 WEIGHT_SUM_TOLERANCE = 1e-6
@@ -109,12 +110,12 @@ _PRESETS: dict[Preset, tuple[float, float, float, float]] = {
 
 
 def preset_weights(preset: Preset | str) -> MRSWeights:
-    """Return the weights of a named preset; an unknown name raises ``ValueError`` listing valid ones."""
+    """Return the weights of a named preset; an unknown name raises ``InputError`` listing valid ones."""
     try:
         key = Preset(preset)
     except ValueError:
         valid = ", ".join(p.value for p in Preset)
-        raise ValueError(f"unknown MRS preset {preset!r}; valid presets: {valid}") from None
+        raise InputError(f"unknown MRS preset {preset!r}; valid presets: {valid}") from None
     recall, recency, similarity, feedback = _PRESETS[key]
     return MRSWeights(recall=recall, recency=recency, similarity=similarity, feedback=feedback)
 

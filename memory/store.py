@@ -5,41 +5,46 @@ collection of their own, residual (domain) memories in one shared domain collect
 search therefore never pays for a ``where`` filter over everybody's memories, and a user can never
 read another user's collection by construction. Collections are created in cosine space, and
 :func:`distance_to_similarity` is the one place a Chroma distance becomes a similarity.
+
+An embedded store whose ``chroma.sqlite3`` SQLite finds damaged fails with a
+:class:`~memory.store_health.DamagedStoreError` that says how to recover; other Chroma errors keep
+their traceback.
 """
 
 from __future__ import annotations
 
 import fcntl
+import functools
 import hashlib
 import json
+import logging
 import os
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, cast
+from typing import Any, Concatenate, ParamSpec, TypeVar, cast
 
 import chromadb
 import numpy as np
 from chromadb.api import ClientAPI
 from chromadb.api.models.Collection import Collection
+from chromadb.api.shared_system_client import SharedSystemClient
 from chromadb.api.types import Documents, EmbeddingFunction, Embeddings
 from chromadb.config import Settings as ChromaSettings
+from chromadb.errors import ChromaError
 
 from memory.config import Settings
 from memory.embedder import Embedder
 from memory.models import SEARCHABLE, SHARED_USER, MemoryRecord, MemoryType, Provenance
 from memory.record_cache import RecordCache
+from memory.store_health import StoreError, StoreInUseError, damaged, sqlite_problem
 
+log = logging.getLogger(__name__)
 SPACE = "cosine"
 _PREFIXED = "meta_"
-
-
-class StoreError(RuntimeError):
-    """The store cannot be opened or used; the message says how to fix it."""
-
-
-class StoreInUseError(StoreError):
-    """Another process holds the embedded store."""
+_DATABASE = "chroma.sqlite3"
+_P = ParamSpec("_P")
+_R = TypeVar("_R")
 
 
 def distance_to_similarity(distance: float) -> float:
@@ -147,6 +152,41 @@ def metadata_where(filters: dict[str, str]) -> dict[str, Any] | None:
     return clauses[0] if len(clauses) == 1 else {"$and": clauses}
 
 
+def _checked(method: Callable[Concatenate[ChromaStore, _P], _R]) -> Callable[Concatenate[ChromaStore, _P], _R]:
+    """Report a Chroma error of an embedded store whose database SQLite finds damaged as such."""
+
+    @functools.wraps(method)
+    def checked(self: ChromaStore, /, *args: _P.args, **kwargs: _P.kwargs) -> _R:
+        try:
+            return method(self, *args, **kwargs)
+        except ChromaError as exc:
+            if self.mode == "embedded":
+                check_database(Path(self.location), exc)
+            raise
+
+    return checked
+
+
+def check_database(folder: Path, exc: BaseException) -> None:
+    """After Chroma failed with ``exc``: raise :class:`DamagedStoreError` if SQLite finds its database damaged."""
+    problem = sqlite_problem(folder / _DATABASE)
+    if problem is not None:
+        log.debug("damaged Chroma database %s: %s (Chroma said: %s)", folder / _DATABASE, problem, exc)
+        raise damaged("memory store", folder / _DATABASE, problem, folder.parent) from exc
+
+
+def _open_embedded(folder: Path, chroma_settings: ChromaSettings) -> ClientAPI:
+    """The embedded Chroma client; a damaged database is a :class:`DamagedStoreError`."""
+    try:
+        return chromadb.PersistentClient(path=str(folder), settings=chroma_settings)
+    except Exception as exc:
+        # Chroma caches a client's system per folder even when it failed to start: drop it, so a
+        # later open in this process (after the folder was restored) starts afresh
+        getattr(SharedSystemClient, "_identifier_to_system", {}).pop(str(folder), None)
+        check_database(folder, exc)
+        raise
+
+
 class ChromaStore:
     """Records and their embeddings in Chroma, partitioned per user plus one domain partition."""
 
@@ -165,7 +205,11 @@ class ChromaStore:
             self.mode = "embedded"
             self.location = str(settings.store_path)
             self._lock_handle = _take_lock(settings.store_path)
-            self._client = chromadb.PersistentClient(path=str(settings.store_path), settings=chroma_settings)
+            try:
+                self._client = _open_embedded(settings.store_path, chroma_settings)
+            except BaseException:
+                self._release_lock()
+                raise
         self._function = MarkEmbeddingFunction(embedder)
         # server mode: other processes may write, so a cached record could be stale
         self.cache = RecordCache(settings.store.record_cache if self.mode == "embedded" else 0)
@@ -179,6 +223,9 @@ class ChromaStore:
         """Release the process lock."""
         self._collections.clear()
         self.cache.clear()
+        self._release_lock()
+
+    def _release_lock(self) -> None:
         if self._lock_handle is not None:
             fcntl.flock(self._lock_handle, fcntl.LOCK_UN)
             self._lock_handle.close()
@@ -210,6 +257,7 @@ class ChromaStore:
         self._collections[name] = collection
         return collection
 
+    @_checked
     def space(self, partition: str) -> str | None:
         """The distance space a partition's collection was created with."""
         collection = self._collection(partition, create=False)
@@ -218,6 +266,7 @@ class ChromaStore:
         hnsw = (collection.configuration or {}).get("hnsw") or {}
         return str(hnsw.get("space")) if hnsw.get("space") else None
 
+    @_checked
     def partitions(self) -> list[str]:
         """Every partition that has a collection (the domain partition plus each user)."""
         names: list[str] = []
@@ -228,6 +277,7 @@ class ChromaStore:
         return sorted(names)
 
     # -- writes ------------------------------------------------------------------------------
+    @_checked
     def put(self, records: Sequence[MemoryRecord], embeddings: Sequence[Sequence[float]] | None = None) -> None:
         """Insert or replace records; embeddings are computed when not given."""
         if not records:
@@ -247,6 +297,7 @@ class ChromaStore:
             )
             self.cache.put(_as_read(records[i]) for i in indexes)
 
+    @_checked
     def update_metadata(self, records: Sequence[MemoryRecord]) -> None:
         """Rewrite records whose text did not change (no re-embedding), one call per partition."""
         by_partition: dict[str, list[MemoryRecord]] = {}
@@ -258,6 +309,7 @@ class ChromaStore:
             collection.update(ids=[r.id for r in group], metadatas=cast(Any, [to_metadata(r) for r in group]))
             self.cache.put(_as_read(r) for r in group)
 
+    @_checked
     def delete(self, records: Sequence[MemoryRecord]) -> None:
         """Remove records from the index (only used by recovery and forget-with-purge)."""
         for record in records:
@@ -267,6 +319,7 @@ class ChromaStore:
             self.cache.drop([record.id])
 
     # -- reads -------------------------------------------------------------------------------
+    @_checked
     def get(self, memory_id: str, partitions: Iterable[str] | None = None) -> MemoryRecord | None:
         """A record by id, looked up in the given partitions (all when None)."""
         wanted = list(partitions) if partitions is not None else None
@@ -283,6 +336,7 @@ class ChromaStore:
                 return found[0]
         return None
 
+    @_checked
     def scan(self, partition: str, where: dict[str, Any] | None = None) -> list[MemoryRecord]:
         """All records of a partition matching ``where``."""
         collection = self._collection(partition, create=False)
@@ -290,6 +344,7 @@ class ChromaStore:
             return []
         return _records(collection.get(where=where, include=["documents", "metadatas"]))
 
+    @_checked
     def vector(self, record: MemoryRecord) -> list[float] | None:
         """The stored embedding of a record."""
         collection = self._collection(partition_for(record.type, record.user_id), create=False)
@@ -305,6 +360,7 @@ class ChromaStore:
         """Nearest records of a partition with their cosine similarity, best first."""
         return self.query_many(partition, [embedding], n, where)[0]
 
+    @_checked
     def query_many(
         self, partition: str, embeddings: Sequence[Sequence[float]], n: int, where: dict[str, Any] | None = None
     ) -> list[list[tuple[MemoryRecord, float]]]:
@@ -338,6 +394,7 @@ class ChromaStore:
             for ids, dists in zip(got["ids"], got["distances"] or [], strict=True)
         ]
 
+    @_checked
     def count(self, partition: str) -> int:
         """Number of records in a partition."""
         collection = self._collection(partition, create=False)
@@ -384,6 +441,9 @@ def _take_lock(path: Path) -> Any:
             f"the store at {path} is in use by another process (pid {owner}); stop it, or run a Chroma "
             "server (`chroma run --path DIR`) and set MARK_CHROMA_URL so several processes can share it"
         ) from None
+    handle.seek(0)
+    previous = handle.read().strip()
+    log.debug("took the store lock %s (last holder: %s)", path / ".mark.lock", previous or "none")
     handle.seek(0)
     handle.truncate()
     handle.write(json.dumps({"pid": os.getpid(), "since": datetime.now(UTC).isoformat()}))

@@ -23,6 +23,8 @@ from typing import TYPE_CHECKING, Self
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from mark.errors import InputError
+
 if TYPE_CHECKING:
     from memory.models import MemoryRecord
 
@@ -195,18 +197,23 @@ def recheck(v: float, fact_check: float, cfg: VeracityConfig | None = None) -> f
     return _clamp01(c.kappa * v + (1.0 - c.kappa) * float(fact_check))
 
 
+def parse_risk(risk: Risk | str) -> Risk:
+    """The risk named by ``risk``; an unknown name raises ``InputError`` listing the valid ones."""
+    try:
+        return Risk(risk)
+    except ValueError:
+        valid = ", ".join(r.value for r in Risk)
+        raise InputError(f"unknown risk {risk!r}; valid risks: {valid}") from None
+
+
 def threshold(risk: Risk | str, cfg: VeracityConfig | None = None) -> float:
     """Return the veracity a memory needs for a task of this risk, clipped to [0, 1].
 
     ``tau_base * (1 + delta_high)`` for high risk, ``* (1 + delta_medium)`` for medium,
-    ``* (1 - delta_low)`` for low. An unknown risk raises ``ValueError`` listing valid ones.
+    ``* (1 - delta_low)`` for low. An unknown risk raises ``InputError`` listing valid ones.
     """
     c = _config(cfg)
-    try:
-        level = Risk(risk)
-    except ValueError:
-        valid = ", ".join(r.value for r in Risk)
-        raise ValueError(f"unknown risk {risk!r}; valid risks: {valid}") from None
+    level = parse_risk(risk)
     factor = {
         Risk.HIGH: 1.0 + c.delta_high,
         Risk.MEDIUM: 1.0 + c.delta_medium,

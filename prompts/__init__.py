@@ -6,10 +6,12 @@ import re
 from functools import lru_cache
 from importlib import resources
 
+from mark.errors import InputError
+
 _VARIABLE = re.compile(r"\{\{\s*([a-z_][a-z0-9_]*)\s*\}\}")
 
 
-class PromptError(ValueError):
+class PromptError(InputError):
     """A prompt file is missing, or the variables given do not match its placeholders."""
 
 

@@ -11,8 +11,10 @@ import os
 from pathlib import Path
 from typing import Any
 
+from mark.errors import InputError
 
-class CheckpointError(ValueError):
+
+class CheckpointError(InputError):
     """The run folder belongs to another scenario or its progress file is unreadable."""
 
 

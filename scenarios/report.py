@@ -1,31 +1,13 @@
 """Write a lifecycle run's report: report.json, report.md (tables like the MARK paper's) and PNG plots.
 
-The report dict this module accepts (every key may be missing or None; a missing value renders "—",
-a missing stage is skipped with a line saying it was not run)::
+The report this module renders is a ``report.json`` document: the JSON form of
+:class:`scenarios.results.LifecycleReport` (``report.as_json()``), whose models name every block and
+field (stage 1 :class:`~scenarios.results.BaselineResult`, stage 2
+:class:`~scenarios.results.CorrectionsResult`, stage 3 :class:`~scenarios.results.InjectionResult`,
+stage 4 :class:`~scenarios.results.SessionsResult`). Rendering reads the document, not the models, so
+a partial or older report renders too: every key may be missing or None, a missing value renders "—",
+and a missing stage is skipped with a line saying it was not run.
 
-    {"scenario": str, "model": {name: value}, "wall_s": float, "stages_run": [int],
-     "stage1": {"records": [{"id", "correct": bool, "letter", "answer", "tokens": int,
-                             "ics", "kpcs", "aics"}],
-                "accuracy", "ics", "kpcs", "aics", "tokens_per_response": describe-dict,
-                "alpha_sweep": [{"alpha", "correct", "incorrect", "gap", ...}], "best_alpha",
-                "distribution": {"correct": n, "incorrect": n}, "wall_s"},
-     "stage2": {"conversations": [{"record", "rounds", "tokens", "words", "accepted": bool,
-                                   "memories": {"residual": n, "user_question": n, "llm_response": n},
-                                   "outcomes": {name: value}}],
-                "table4": {"turns": describe, "tokens": describe, "words": describe},
-                "table5": {"conversations": n, "residual": mean, "user_question": mean, "llm_response": mean},
-                "usage": {"agents": {name: {"calls", "prompt_tokens", "completion_tokens", "failures"}},
-                          "total": {...}},
-                "wall_s"},
-     "stage3": like stage1, plus "corrected": {"accuracy", "n"}, "paraphrases": {"accuracy", "n"},
-               "harm", "gain", "tokens" (see scenarios.effects),
-     "stage4": {"sessions": [{"id", "user", "steps": [{"ask"?, "correct"?, ...}]}],
-                "table6": {"turns": describe, "tokens": describe, "words": describe},
-                "persistence_rate", "asks": n,
-                "expectations": {"passed": n, "failed": n, "details": [str | {"passed", "message"}]},
-                "feedback_events": n, "wall_s"}}
-
-A describe-dict is ``{"count", "mean", "std", "min", "max"}`` (see ``scenarios.metrics.describe``).
 A "usage" block is rendered wherever it appears (top level or in any stage). Any stage may carry
 "splits": {"dev": {...}, "test": {...}} with its numbers per split, rendered beside the overall ones
 (``scenarios.report_effects``). The plots are drawn by ``scenarios.plots``.

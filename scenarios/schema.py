@@ -27,13 +27,14 @@ from pydantic import (
     model_validator,
 )
 
+from mark.errors import InputError
 from memory.scoring import preset_weights
 
 _ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
 BUNDLED = Path(__file__).parent / "data"
 
 
-class ScenarioError(ValueError):
+class ScenarioError(InputError):
     """A scenario file cannot be used; the message names file, line and field."""
 
 

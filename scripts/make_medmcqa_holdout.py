@@ -38,6 +38,7 @@ from typing import Any
 
 import yaml
 
+from mark.errors import InputError
 from scenarios.schema import Scenario, moved_order
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -61,7 +62,7 @@ HEADER = """\
 """
 
 
-class HoldoutError(RuntimeError):
+class HoldoutError(InputError):
     """Too few rows qualify for the requested split sizes."""
 
 

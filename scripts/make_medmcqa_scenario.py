@@ -28,6 +28,7 @@ from typing import Any, NamedTuple
 
 import yaml
 
+from mark.errors import InputError
 from scenarios.schema import moved_order
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -70,7 +71,7 @@ def load_picks(path: Path = PICKS) -> tuple[Pick, ...]:
     return tuple(Pick(**row) for row in json.loads(path.read_text(encoding="utf-8"))["picks"])
 
 
-class TableError(RuntimeError):
+class TableError(InputError):
     """The hand-written table disagrees with the data file."""
 
 

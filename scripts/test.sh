@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Set up a virtualenv with the dev extras and run every check: ruff, mypy, import contracts, pytest.
+# Set up a virtualenv with the dev extras and run every check: ruff, mypy, import contracts, pytest (with coverage).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 python3 -m venv .venv
@@ -10,4 +10,5 @@ export CMAKE_ARGS="${CMAKE_ARGS:--DLLAVA_BUILD=OFF}"
 .venv/bin/ruff check .
 .venv/bin/mypy
 .venv/bin/lint-imports
-.venv/bin/python -m pytest "$@"
+# coverage is measured and reported (a table of the files not fully covered, then the total), not gated
+.venv/bin/python -m pytest --cov --cov-report=term:skip-covered "$@"

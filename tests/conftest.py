@@ -62,6 +62,15 @@ def settings(tmp_path: Path) -> Settings:
 
 
 @pytest.fixture
+def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """``MARK_HOME`` for CLI tests: a new folder under tmp_path, the hashing embedder, tmp_path as cwd."""
+    monkeypatch.setenv("MARK_HOME", str(tmp_path / "home"))
+    monkeypatch.setenv("MARK_EMBEDDER", "hashing")
+    monkeypatch.chdir(tmp_path)
+    return tmp_path / "home"
+
+
+@pytest.fixture
 def engine(settings: Settings) -> Iterator[MemoryEngine]:
     """A real engine on an embedded Chroma store in a temporary folder."""
     eng = MemoryEngine.open(settings, embedder=HashingEmbedder(), config=HASHING_CONFIG)

@@ -227,7 +227,7 @@ def test_data_size_styles_and_splits(conversations: list[dict[str, Any]]) -> Non
     # 001-020 were written as the dev split; 021 and 023 moved there after their results were read while
     # the truth gate was being tuned (a number is never reported on the data it was tuned on)
     assert dev == [f"truth-{n:03d}" for n in range(1, 21)] + ["truth-021", "truth-023"]
-    assert {c["split"] for c in conversations} == {"dev", "test"}
+    assert {c["split"] for c in conversations} == {"dev", "test", "fresh"}
     assert {c["style"] for c in conversations if c["split"] == "dev"} == STYLES
     assert {c["style"] for c in conversations if c["split"] == "test"} == STYLES
 

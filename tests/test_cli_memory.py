@@ -13,14 +13,6 @@ import pytest
 import cli
 
 
-@pytest.fixture
-def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    monkeypatch.setenv("MARK_HOME", str(tmp_path / "home"))
-    monkeypatch.setenv("MARK_EMBEDDER", "hashing")
-    monkeypatch.chdir(tmp_path)
-    return tmp_path / "home"
-
-
 def run(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, object, str]:
     code = cli.main(list(args))
     captured = capsys.readouterr()

@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 
 from agents.building import BuildState, Turn
-from agents.mbs import build_memories
 from agents.providers import build_client
+from agents.team import build_memories
 from memory.config import load_settings
 from memory.engine import MemoryEngine
 from memory.models import Source

@@ -7,7 +7,7 @@ import json
 from autogen_ext.models.replay import ReplayChatCompletionClient
 
 from agents.building import BuildState, Turn
-from agents.mbs import build_memories
+from agents.team import build_memories
 from agents.truth import evidence
 from memory.audit import EventKind
 from memory.engine import MemoryEngine

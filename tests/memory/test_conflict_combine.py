@@ -6,7 +6,8 @@ import math
 
 import pytest
 
-from memory.conflicts import Assessment, ConflictConfig, Verdict, combine
+from memory.conflicts import ConflictConfig, Verdict
+from memory.verdict_rules import Assessment, combine
 
 CFG = ConflictConfig()  # same_band 0.92, contradiction_band 0.63, independent_below 0.70
 SAME = Assessment(same_attribute=True, same_value=True)
@@ -45,7 +46,7 @@ def test_bands_are_configurable() -> None:
 
 
 def test_a_negation_change_is_never_the_same_fact() -> None:
-    from memory.conflicts import negation_differs
+    from memory.verdict_rules import negation_differs
 
     old = "Theresa Bronn has conducted the Kalamazoo Singers."
     new = "Theresa Bronn has never conducted the Kalamazoo Singers."
@@ -160,7 +161,7 @@ NOT_SWAPS = [  # paraphrases and added details
     ("old", "new", "swapped"), [(*pair, True) for pair in SWAPS] + [(*pair, False) for pair in NOT_SWAPS]
 )
 def test_names_substituted(old: str, new: str, swapped: bool) -> None:
-    from memory.conflicts import names_substituted
+    from memory.verdict_rules import names_substituted
 
     assert names_substituted(new, old) is swapped
     assert names_substituted(old, new) is swapped  # symmetric

@@ -11,6 +11,7 @@ from pydantic import BaseModel
 
 from agents.fakes import FunctionChatClient
 from memory.config import Settings, load_settings
+from scenarios.results import CorrectionsResult
 from scenarios.runner import run_lifecycle
 from scenarios.schema import load_scenario
 from tests.scenarios import fake_society
@@ -97,37 +98,40 @@ async def test_harm_gain_tokens_overall_and_per_split(settings: Settings, tmp_pa
     society = Society()
     out = tmp_path / "run"
     report = await run_lifecycle(load_scenario(path), settings, out, client=society.client, progress=society.progress)
-    s1, s3 = report["stage1"], report["stage3"]
+    s1, s2, s3, s4 = report.stage1, report.stage2, report.stage3, report.stage4
+    assert s1 is not None and isinstance(s2, CorrectionsResult) and s3 is not None and s4 is not None
     # the fake answers the last option without memory: keep-* (key D) right, fix-* wrong
-    assert {r["id"]: r["correct"] for r in s1["records"]} == {
+    assert {r.id: r.correct for r in s1.records} == {
         "keep-dev": True,
         "fix-dev": False,
         "keep-test": True,
         "fix-test": False,
     }
-    assert s1["splits"]["dev"]["accuracy"] == 0.5 and s1["splits"]["test"]["accuracy"] == 0.5
+    assert s1.splits["dev"].accuracy == 0.5 and s1.splits["test"].accuracy == 0.5
     # harm: keep-dev went right -> wrong; 1 of the 2 records right in stage 1, all in dev
-    assert s3["harm"] == {"n": 1, "share": 0.5, "right_before": 2, "ids": ["keep-dev"], "helped": 2, "compared": 4}
-    assert s3["splits"]["dev"]["harm"]["ids"] == ["keep-dev"] and s3["splits"]["dev"]["harm"]["share"] == 1.0
-    assert s3["splits"]["test"]["harm"]["n"] == 0 and s3["splits"]["test"]["harm"]["share"] == 0.0
+    assert s3.harm.as_json() == {
+        "n": 1,
+        "share": 0.5,
+        "right_before": 2,
+        "ids": ["keep-dev"],
+        "helped": 2,
+        "compared": 4,
+    }
+    assert s3.splits["dev"].harm.ids == ["keep-dev"] and s3.splits["dev"].harm.share == 1.0
+    assert s3.splits["test"].harm.n == 0 and s3.splits["test"].harm.share == 0.0
     # gain: u-ravi (not the corrector) answers both re-lettered paraphrases from the shared memory's content
-    shown = {r["id"]: (r["user"], r["key"], r["letter"], r["option"]) for r in s3["paraphrase_records"]}
+    shown = {r.id: (r.user, r.key, r.letter, r.option) for r in s3.paraphrase_records}
     assert shown == {"fix-dev": ("u-ravi", "B", "B", "A"), "fix-test": ("u-ravi", "A", "A", "C")}
-    assert s3["gain"] == {"accuracy": 1.0, "n": 2, "user": "u-ravi", "plain": {"accuracy": None, "n": 0}}
-    assert s3["splits"]["dev"]["gain"]["n"] == 1 and s3["splits"]["test"]["gain"]["accuracy"] == 1.0
+    assert s3.gain.as_json() == {"accuracy": 1.0, "n": 2, "user": "u-ravi", "plain": {"accuracy": None, "n": 0}}
+    assert s3.splits["dev"].gain.n == 1 and s3.splits["test"].gain.accuracy == 1.0
     # tokens: the client's own counts, per answer; the memory block makes stage-3 prompts longer
-    tokens = s3["tokens"]
-    assert tokens["stage1"]["n"] == 4 and tokens["stage3"]["n"] == 4 and tokens["stage3_paraphrases"]["n"] == 2
-    assert tokens["stage1"]["completion"] > 0 and tokens["stage3"]["prompt"] > tokens["stage1"]["prompt"]
-    assert all(r["completion_tokens"] and r["prompt_tokens"] for r in s1["records"])
+    tokens = s3.tokens
+    assert tokens.stage1.n == 4 and tokens.stage3.n == 4 and tokens.stage3_paraphrases.n == 2
+    assert (tokens.stage1.completion or 0) > 0 and (tokens.stage3.prompt or 0) > (tokens.stage1.prompt or 0)
+    assert all(r.completion_tokens and r.prompt_tokens for r in s1.records)
     # stage 2 and stage 4 per split; stage-4 asks of paraphrases are scored on the re-lettered key
-    assert (
-        report["stage2"]["splits"]["dev"]["conversations"] == 1 == report["stage2"]["splits"]["test"]["conversations"]
-    )
-    s4 = report["stage4"]
-    assert (
-        s4["accuracy"] == 1.0 and s4["splits"]["dev"]["asks"] == 1 and s4["splits"]["test"]["persistence_rate"] == 1.0
-    )
+    assert s2.splits["dev"].conversations == 1 == s2.splits["test"].conversations
+    assert s4.accuracy == 1.0 and s4.splits["dev"].asks == 1 and s4.splits["test"].persistence_rate == 1.0
     markdown = (out / "report.md").read_text(encoding="utf-8")
     assert "## Injection effects: harm, gain, tokens per answer" in markdown
     assert "| Metric | Overall | dev | test |" in markdown and "**Per split (dev / test)**" in markdown
@@ -143,4 +147,5 @@ async def test_stage3_alone_reads_the_baseline_of_an_earlier_run(settings: Setti
     society = Society()
     await run_lifecycle(scenario, settings, out, [1, 2], client=society.client, progress=society.progress)
     later = await run_lifecycle(scenario, settings, out, [3], client=society.client, progress=society.progress)
-    assert later["stage3"]["harm"]["compared"] == 4 and later["stage3"]["harm"]["ids"] == ["keep-dev"]
+    assert later.stage3 is not None
+    assert later.stage3.harm.compared == 4 and later.stage3.harm.ids == ["keep-dev"]

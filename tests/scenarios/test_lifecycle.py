@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -9,6 +10,8 @@ import pytest
 from memory.config import Settings, load_settings
 from memory.maintenance import last_run
 from scenarios.checkpoint import CheckpointError
+from scenarios.results import CorrectionsResult, EarlierCorrections, LifecycleReport
+from scenarios.rows import RememberStep
 from scenarios.runner import parse_stages, run_lifecycle
 from scenarios.schema import ScenarioError, bundled, load_scenario
 from tests.scenarios.fake_society import society
@@ -24,30 +27,36 @@ async def test_tropicamide_all_stages(settings: Settings, tmp_path: Path) -> Non
     scenario = load_scenario(bundled()["tropicamide"])
     client = society()
     report = await run_lifecycle(scenario, settings, tmp_path / "run", client=client)
-    s1, s2, s3, s4 = report["stage1"], report["stage2"], report["stage3"], report["stage4"]
-    wrong = [r["id"] for r in s1["records"] if not r["correct"]]
-    assert wrong and s1["accuracy"] < 1.0
-    assert [c["record"] for c in s2["conversations"]] == wrong
-    assert all(c["accepted"] and c["rounds"] >= 1 for c in s2["conversations"])
-    assert s2["table5"]["conversations"] == len(wrong) and s2["table5"]["llm_response"] >= 1
-    assert s3["corrected"]["accuracy"] == 1.0 and s3["corrected"]["n"] == len(wrong)
-    assert s3["accuracy"] == 1.0 and s3["harm"]["n"] == 0 and s3["harm"]["helped"] == len(wrong)
+    s1, s2, s3, s4 = report.stage1, report.stage2, report.stage3, report.stage4
+    assert s1 is not None and isinstance(s2, CorrectionsResult) and s3 is not None and s4 is not None
+    wrong = [r.id for r in s1.records if not r.correct]
+    assert wrong and s1.accuracy is not None and s1.accuracy < 1.0
+    assert [c.record for c in s2.conversations] == wrong
+    assert all(c.accepted and c.rounds >= 1 for c in s2.conversations)
+    assert s2.table5.conversations == len(wrong) and (s2.table5.llm_response or 0) >= 1
+    assert s3.corrected.accuracy == 1.0 and s3.corrected.n == len(wrong)
+    assert s3.accuracy == 1.0 and s3.harm.n == 0 and s3.harm.helped == len(wrong)
     # paraphrases are asked by alice (the first non-SME user), who sees only shared residual memories
-    asked = s3["paraphrase_records"]
-    assert {r["user"] for r in asked} == {"alice"} and s3["gain"]["user"] == "alice"
+    asked = s3.paraphrase_records
+    assert {r.user for r in asked} == {"alice"} and s3.gain.user == "alice"
     # every paraphrase of the bundled demo re-letters its options
-    assert all(r["relettered"] for r in asked)
-    assert s3["gain"]["n"] == len([r for r in asked if r["id"] in wrong]) and s3["gain"]["plain"]["n"] == 0
-    assert all(r["correct"] for r in asked if r["id"] in {"tropicamide", "adrenochrome"})
+    assert all(r.relettered for r in asked)
+    assert s3.gain.n == len([r for r in asked if r.id in wrong]) and s3.gain.plain.n == 0
+    assert all(r.correct for r in asked if r.id in {"tropicamide", "adrenochrome"})
     # the fake residual of dilator-agonist ("No: ...") is superseded by pilocarpine-test's ("That is not
     # right: ...", negation differs, mid-band similarity), so alice may miss that one paraphrase
-    assert s3["paraphrases"]["accuracy"] >= 0.8
-    tokens = s3["tokens"]
-    assert tokens["stage3"]["prompt"] > tokens["stage1"]["prompt"]  # the injected memory block
-    assert s4["persistence_rate"] == 1.0 and s4["expectations"]["failed"] == 0
+    assert (s3.paraphrases.accuracy or 0) >= 0.8
+    tokens = s3.tokens
+    assert (tokens.stage3.prompt or 0) > (tokens.stage1.prompt or 0)  # the injected memory block
+    assert s4.persistence_rate == 1.0 and s4.expectations.failed == 0
     for name in ("report.json", "report.md"):
         assert (tmp_path / "run" / name).is_file()
-    assert s2["table4"]["turns"]["count"] == len(wrong) and s2["table4"]["turns"]["min"] >= 1
+    # report.json holds the typed report's JSON form; the returned report adds the files written
+    written = json.loads((tmp_path / "run" / "report.json").read_text())
+    assert written == {k: v for k, v in json.loads(json.dumps(report.as_json())).items() if k != "files"}
+    assert report.files is not None and report.files["json"] == str(tmp_path / "run" / "report.json")
+    assert LifecycleReport.model_validate(written).as_json() == written  # report.json reads back as the model
+    assert s2.table4.turns.count == len(wrong) and (s2.table4.turns.min or 0) >= 1
     markdown = (tmp_path / "run" / "report.md").read_text()
     assert "Table 4" in markdown and "| Number of turns | —" not in markdown
 
@@ -55,19 +64,24 @@ async def test_tropicamide_all_stages(settings: Settings, tmp_path: Path) -> Non
 async def test_multi_user_domain_helps_b_but_personal_stays_with_a(settings: Settings, tmp_path: Path) -> None:
     scenario = load_scenario(bundled()["multi-user"])
     report = await run_lifecycle(scenario, settings, tmp_path / "run", client=society())
-    checks = report["stage4"]["expectations"]
-    assert checks["failed"] == 0 and checks["passed"] >= 2, checks["details"]
-    forbid = [c for c in checks["details"] if "forbid" in c]
-    assert forbid and all(c["passed"] for c in forbid)
+    assert report.stage4 is not None
+    checks = report.stage4.expectations
+    assert checks.failed == 0 and checks.passed >= 2, checks.details
+    forbid = [c for c in checks.details if c.forbid is not None]
+    assert forbid and all(c.passed for c in forbid)
+    # in report.json a check names only what it tests: "expect" or "forbid"
+    details = report.as_json()["stage4"]["expectations"]["details"]
+    assert all(("forbid" in c) != ("expect" in c) for c in details)
 
 
 async def test_preference_change_newer_wins(settings: Settings, tmp_path: Path) -> None:
     scenario = load_scenario(bundled()["preference-change"])
     report = await run_lifecycle(scenario, settings, tmp_path / "run", client=society())
-    checks = report["stage4"]["expectations"]
-    assert checks["failed"] == 0 and checks["passed"] >= 1, checks["details"]
-    remembers = [s for sess in report["stage4"]["sessions"] for s in sess["steps"] if s["kind"] == "remember"]
-    assert any(s["action"] == "superseded" for s in remembers)
+    assert report.stage4 is not None
+    checks = report.stage4.expectations
+    assert checks.failed == 0 and checks.passed >= 1, checks.details
+    remembers = [s for sess in report.stage4.sessions for s in sess.steps if isinstance(s, RememberStep)]
+    assert any(s.action == "superseded" for s in remembers)
 
 
 class Interrupt(RuntimeError):
@@ -94,7 +108,7 @@ async def test_interrupted_run_resumes_without_redoing_work(settings: Settings, 
     stage3_calls = [c for c in second.calls if c[1] is None]
     assert calls_before > len(second.calls)  # stages 1-2 and the first stage-3 answers were not redone
     assert len((out / "progress.jsonl").read_text().splitlines()) > len(progress_lines)
-    assert report["stage3"]["corrected"]["accuracy"] == 1.0
+    assert report.stage3 is not None and report.stage3.corrected.accuracy == 1.0
     assert stage3_calls  # the rest of stage 3 did run
 
 
@@ -121,6 +135,8 @@ async def test_later_stages_report_corrections_of_an_earlier_run(settings: Setti
     assert ran_at is not None
     later = await run_lifecycle(scenario, settings, out, [3], client=society())
     assert last_run(out / "store" / "maintenance.json") == ran_at  # not due again within 24 hours
-    assert later["stage2"]["partial"] is True
-    assert later["stage2"]["table5"]["conversations"] == first["stage2"]["table5"]["conversations"]
-    assert later["stage3"]["corrected"]["n"] == first["stage2"]["table5"]["conversations"]
+    assert isinstance(later.stage2, EarlierCorrections) and later.stage2.partial is True
+    assert first.stage2 is not None and later.stage3 is not None
+    assert later.stage2.table5.conversations == first.stage2.table5.conversations
+    assert later.stage3.corrected.n == first.stage2.table5.conversations
+    assert later.stage1 is None and "stage1" not in later.as_json()  # a stage not run is absent, not null

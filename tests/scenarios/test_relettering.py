@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from scenarios.lifecycle import corrector, fingerprint, paraphrase_asker
+from scenarios.context import corrector, fingerprint, paraphrase_asker
 from scenarios.schema import Record, Scenario, ScenarioError, Split, load_scenario, moved_order
 
 OPTIONS = {"A": "0.01", "B": "0.02", "C": "0.03", "D": "0.04"}

@@ -1,4 +1,4 @@
-"""The memory-building team on replay clients: order, gates, conflicts, bad outputs, review."""
+"""The memory-building team (agents.team) on replay clients: order, gates, conflicts, bad outputs, review."""
 
 from __future__ import annotations
 
@@ -7,9 +7,10 @@ import json
 import pytest
 from autogen_ext.models.replay import ReplayChatCompletionClient
 
-from agents.building import BuildState, ReviewPolicy, Turn
-from agents.mbs import FACT_REASONS, build_memories
-from agents.reviewers import ScriptedReviewer
+from agents.building import BuildAction, BuildState, ReviewPolicy, Turn
+from agents.reviewers import ReviewAction, ReviewDecision, ScriptedReviewer
+from agents.steps import FACT_REASONS
+from agents.team import build_memories
 from memory.audit import EventKind
 from memory.engine import MemoryEngine
 from memory.models import MemoryType, Source, Status
@@ -80,7 +81,11 @@ async def test_tropicamide_build_commits_each_type_and_fact_checks(engine: Memor
     assert "On tropicamide concentration: 0.5%-1% equals 0.005-0.01 as a decimal." in texts
     assert all(o.gate.startswith("supported") for o in state.outcomes)
     assert report["rejected"] == []
-    assert [o.action for o in state.outcomes] == ["committed"] * 4
+    assert [o.action for o in state.outcomes] == [BuildAction.COMMITTED] * 4
+    assert not state.needs_review  # the graph went from the veracity checker straight to the committer
+    # typed outcomes serialise to the plain strings the CLI prints and the scenario reports keep
+    dumped = json.loads(json.dumps(report))["outcomes"]
+    assert [(o["action"], o["status"]) for o in dumped] == [("committed", "active")] * 4
     assert [c.fact_reason for c in state.candidates] == [FACT_REASONS[f] for f in (1.0, 0.5, 1.0, 1.0)]
 
 
@@ -149,6 +154,11 @@ async def test_reviewer_decisions_apply_and_nonsense_leaves_queued(engine: Memor
         ("user_question", "queued"),
         ("llm_response", "queued"),
     ]
+    assert state.needs_review and [t.split(":")[0] for t in state.trail][-2:] == ["reviewer", "committer"]
+    decisions = [c.decision for c in state.candidates]
+    assert all(d is None or isinstance(d, ReviewDecision) for d in decisions)
+    assert [d.action if d else None for d in decisions] == [ReviewAction.EDIT, ReviewAction.REJECT, None, None]
+    assert state.outcomes[1].reason == "says the same as the first"
     edited = next(o for o in state.outcomes if o.action == "committed" and o.type is MemoryType.RESIDUAL)
     assert (
         edited.text.startswith("Tropicamide eye drops") and engine.get(edited.memory_id or "").status is Status.ACTIVE

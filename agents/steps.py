@@ -1,0 +1,188 @@
+"""The steps of the memory-building team: what each role does to the shared :class:`BuildState`.
+
+Extractors propose candidates, the conflict resolver judges flagged pairs, the veracity checker scores
+the candidates and applies the review policy, the reviewer decides on gated ones and the committer
+writes through the engine (the only writer). The truth gate's step lives in :mod:`agents.truth`; the
+wiring of the steps into a graph in :mod:`agents.team`.
+"""
+
+from __future__ import annotations
+
+from autogen_core.models import ChatCompletionClient
+
+from agents.building import BuildAction, BuildState, Candidate, Outcome, Step
+from agents.checks import FactChecker, LLMJudge, quote
+from agents.reviewers import ReviewAction, Reviewer, ReviewItem, safe_review
+from agents.schemas import Extraction, ResidualExtraction, ResponseExtraction
+from agents.structured import call_structured, system, user
+from memory import review as review_queue
+from memory.conflicts import Verdict
+from memory.engine import MemoryEngine
+from memory.models import Category, MemoryType, Provenance, Status
+from prompts import render
+
+_REPLIES: dict[MemoryType, type[Extraction | ResidualExtraction | ResponseExtraction]] = {
+    MemoryType.RESIDUAL: ResidualExtraction,
+    MemoryType.USER_QUESTION: Extraction,
+    MemoryType.LLM_RESPONSE: ResponseExtraction,
+}
+_PROMPTS = {
+    MemoryType.RESIDUAL: "extract_residual",
+    MemoryType.USER_QUESTION: "extract_user_question",
+    MemoryType.LLM_RESPONSE: "extract_llm_response",
+}
+FACT_REASONS = {
+    1.0: "the checker found it supported by the evidence",
+    0.5: "the checker found the evidence does not settle it",
+    0.0: "the checker found it contradicted by the evidence",
+}
+# the engine's write actions as build outcomes (a pending-review record is QUEUED whatever the write did)
+_WRITTEN = {"created": BuildAction.COMMITTED, "merged": BuildAction.MERGED, "superseded": BuildAction.SUPERSEDED}
+
+
+def extractor_step(client: ChatCompletionClient, memory_type: MemoryType) -> Step:
+    """The step of one refined-memory extractor."""
+
+    async def step(state: BuildState) -> str:
+        name = f"extract_{memory_type.value}"
+        prompt = render(_PROMPTS[memory_type], domain=state.domain, conversation=quote(state.transcript))
+        outcome = await call_structured(
+            client, name, [system(prompt), user("Extract the memories as JSON.")], _REPLIES[memory_type], state.usage
+        )
+        if outcome.value is None:
+            # what the expert said is still used: the truth gate adds the expert's own words and the
+            # accepted answer when no extracted memory of that type survives
+            state.errors.append(f"{name}: rejected after {outcome.attempts} attempt(s): {outcome.error}")
+            return f"0 {memory_type.value} memories (rejected: {outcome.error})"
+        seen = {c.text.lower() for c in state.candidates}
+        fresh = [m for m in outcome.value.to_memories() if m.text.lower() not in seen]
+        for memory in fresh:
+            category = Category(memory.category.value)
+            state.candidates.append(
+                Candidate(type=memory_type, text=memory.text, category=category, mistake=not memory.grounded)
+            )
+        return f"{len(fresh)} {memory_type.value} memories"
+
+    return step
+
+
+def resolver_step(engine: MemoryEngine, client: ChatCompletionClient) -> Step:
+    """The conflict resolver: judge only the pairs the similarity check flags."""
+
+    async def step(state: BuildState) -> str:
+        judge = LLMJudge(client, state.usage, config=engine.config.conflicts)
+        judged = 0
+        for candidate in state.candidates:
+            for record, similarity in engine.conflict_candidates(candidate.text, candidate.type, state.user_id):
+                verdict = await judge.judge(candidate.text, record.text, similarity)
+                candidate.verdicts[record.id] = verdict
+                if verdict is not Verdict.INDEPENDENT:
+                    candidate.conflict_texts.append(f"{verdict.value}: {record.text}")
+                judged += 1
+        state.errors.extend(f"conflict_resolver: {f}" for f in judge.failures)
+        return f"judged {judged} flagged pair(s)"
+
+    return step
+
+
+def veracity_step(client: ChatCompletionClient) -> Step:
+    """The veracity checker: F in {0, 0.5, 1} against trusted evidence, then the review policy.
+
+    Sets ``state.needs_review``, on which the team's graph routes to the reviewer or the committer.
+    """
+
+    async def step(state: BuildState) -> str:
+        checker = FactChecker(client, state.domain, state.usage)
+        replies = await checker.check_all([c.text for c in state.candidates], state.expert_evidence)
+        for candidate, reply in zip(state.candidates, replies, strict=True):
+            if reply is not None:
+                candidate.fact_check = reply.score
+                candidate.fact_reason = FACT_REASONS[reply.score]
+            candidate.review_reason = state.review_reason(candidate)
+        state.errors.extend(f"veracity_checker: {f}" for f in checker.failures)
+        queued = sum(bool(c.review_reason) for c in state.candidates)
+        state.needs_review = queued > 0
+        return f"review: {queued} memory(ies) need a reviewer" if queued else "no review needed"
+
+    return step
+
+
+def reviewer_step(reviewer: Reviewer | None) -> Step:
+    """The human reviewer: decide now when one is plugged in, else leave the memories queued."""
+
+    async def step(state: BuildState) -> str:
+        decided = 0
+        for candidate in (c for c in state.candidates if c.review_reason):
+            if reviewer is None:
+                continue
+            item = ReviewItem(
+                memory_id=None,
+                text=candidate.text,
+                memory_type=candidate.type.value,
+                user_id=state.user_id,
+                source=state.source.value,
+                veracity=None,
+                fact_check=candidate.fact_check,
+                fact_reason=candidate.fact_reason,
+                conflicts=candidate.conflict_texts,
+                reason=candidate.review_reason,
+            )
+            decision = await safe_review(reviewer, item)
+            if decision is None:
+                state.errors.append(f"reviewer: no usable decision for {candidate.text[:60]!r}; left queued")
+                continue
+            candidate.decision = decision
+            decided += 1
+        return f"reviewed {decided} memory(ies)"
+
+    return step
+
+
+def committer_step(engine: MemoryEngine) -> Step:
+    """Commit every candidate that passed its gates through the engine (the only writer)."""
+
+    async def step(state: BuildState) -> str:
+        for candidate in state.candidates:
+            state.outcomes.append(_commit(engine, state, candidate))
+        counts = state.counts()
+        return "committed: " + ", ".join(f"{t} {dict(sorted(c.items()))}" for t, c in sorted(counts.items()))
+
+    return step
+
+
+def _commit(engine: MemoryEngine, state: BuildState, candidate: Candidate) -> Outcome:
+    """Write one candidate as its reviewer decided (or queue it for one) and say what happened."""
+    decision = candidate.decision
+    if decision is not None and decision.action is ReviewAction.REJECT:
+        return Outcome(action=BuildAction.REJECTED, type=candidate.type, text=candidate.text, reason=decision.reason)
+    text = candidate.text
+    if decision is not None and decision.action is ReviewAction.EDIT:
+        text = decision.text or candidate.text
+    result = engine.add(
+        text,
+        candidate.type,
+        state.user_id,
+        agent=state.agent,
+        category=candidate.category,
+        source=state.source,
+        provenance=Provenance(conversation_id=state.conversation_id, origin="mbs", situation=state.situation),
+        review=bool(candidate.review_reason) and decision is None,
+        fact_check=candidate.fact_check,
+        verdicts=candidate.verdicts,
+        actor="committer",
+        note={"gate": candidate.gate, "said_by": state.user_id, "fallback": str(candidate.fallback).lower()},
+    )
+    record = result.record
+    if decision is not None and record.status is Status.PENDING_REVIEW:  # approved or edited by the reviewer
+        record = review_queue.approve(engine, record.id, decision.reviewer)
+    action = BuildAction.QUEUED if record.status is Status.PENDING_REVIEW else _WRITTEN[result.action]
+    return Outcome(
+        action=action,
+        type=candidate.type,
+        text=record.text,
+        memory_id=record.id,
+        status=record.status,
+        superseded=result.superseded,
+        reason=candidate.review_reason,
+        gate=candidate.gate,
+    )
