@@ -59,13 +59,13 @@ def doctor(as_json: JsonOpt = False) -> None:
 
     report = run_checks(load_settings())
     if as_json:
-        print_json(report)
+        print_json(report.as_json())
     else:
         table = Table("check", "ok", "detail", title="mark doctor")
-        for name, check in report["checks"].items():
-            table.add_row(name, Text("yes", "green") if check["ok"] else Text("NO", "red"), check["detail"])
+        for name, check in report.checks.items():
+            table.add_row(name, Text("yes", "green") if check.ok else Text("NO", "red"), check.detail)
         out.print(table)
-    if not report["ok"]:
+    if not report.ok:
         raise typer.Exit(1)
 
 

@@ -12,7 +12,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from agents.reviewers import ReviewDecision
-from agents.structured import UsageLog
+from agents.structured import Usage, UsageLog
 from mark.errors import InputError
 from memory.conflicts import Verdict
 from memory.grounding import GateReason
@@ -191,24 +191,53 @@ class BuildState:
             row[outcome.action.value] = row.get(outcome.action.value, 0) + 1
         return table
 
-    def report(self) -> dict[str, Any]:
-        """A JSON-ready summary of the build."""
-        return {
-            "conversation_id": self.conversation_id,
-            "user_id": self.user_id,
-            "extracted": {t.value: sum(c.type is t for c in self.candidates) for t in MemoryType},
-            "counts": self.counts(),
-            "outcomes": [o.model_dump(mode="json") for o in self.outcomes],
-            "rejected": [r.model_dump(mode="json") for r in self.rejected],
-            "notes": self.notes,
-            "errors": self.errors,
-            "usage": self.state_usage(),
-            "trail": self.trail,
-        }
+    def report(self) -> BuildReport:
+        """The typed summary of the build (``.as_json()`` for its JSON)."""
+        return BuildReport(
+            conversation_id=self.conversation_id,
+            user_id=self.user_id,
+            extracted={t.value: sum(c.type is t for c in self.candidates) for t in MemoryType},
+            counts=self.counts(),
+            outcomes=list(self.outcomes),
+            rejected=list(self.rejected),
+            notes=list(self.notes),
+            errors=list(self.errors),
+            usage=BuildUsage(
+                agents={name: u.model_copy() for name, u in sorted(self.usage.by_agent.items())},
+                total=self.usage.totals(),
+            ),
+            trail=list(self.trail),
+        )
 
-    def state_usage(self) -> dict[str, Any]:
-        """LLM calls and tokens per agent plus the total."""
-        return {"agents": self.usage.snapshot(), "total": self.usage.totals().model_dump()}
+
+class BuildUsage(BaseModel):
+    """LLM calls and tokens per agent plus the total."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    agents: dict[str, Usage]
+    total: Usage
+
+
+class BuildReport(BaseModel):
+    """What one build extracted, stored, refused and spent: the result ``mark memory build`` prints."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    conversation_id: str
+    user_id: str
+    extracted: dict[str, int]
+    counts: dict[str, dict[str, int]]
+    outcomes: list[Outcome]
+    rejected: list[Rejection]
+    notes: list[str]
+    errors: list[str]
+    usage: BuildUsage
+    trail: list[str]
+
+    def as_json(self) -> dict[str, Any]:
+        """The JSON document (enum members as their values)."""
+        return self.model_dump(mode="json")
 
 
 Step = Callable[[BuildState], Awaitable[str]]

@@ -13,7 +13,7 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-from pydantic import ValidationError
+from pydantic import BaseModel, ConfigDict, ValidationError
 
 from mark.errors import InputError, MarkError
 from memory.config import Provider, Settings
@@ -37,12 +37,35 @@ _PACKAGES = (
 )
 
 
-def _check(fn: Callable[[], tuple[str, dict[str, Any]]]) -> dict[str, Any]:
+class Check(BaseModel):
+    """One check's result: whether it passed, one line of detail, and what it found (extra fields)."""
+
+    model_config = ConfigDict(extra="allow")
+
+    ok: bool
+    detail: str
+
+
+class DoctorReport(BaseModel):
+    """Every check of ``mark doctor``; ``ok`` only when all pass."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    ok: bool
+    home: str
+    checks: dict[str, Check]
+
+    def as_json(self) -> dict[str, Any]:
+        """The JSON document of ``mark doctor --json``."""
+        return self.model_dump(mode="json")
+
+
+def _check(fn: Callable[[], tuple[str, dict[str, Any]]]) -> Check:
     try:
         detail, extra = fn()
-        return {"ok": True, "detail": detail, **extra}
+        return Check(ok=True, detail=detail, **extra)
     except Exception as exc:  # doctor reports every failure instead of stopping at the first
-        return {"ok": False, "detail": _one_line(exc)}
+        return Check(ok=False, detail=_one_line(exc))
 
 
 def _one_line(exc: Exception) -> str:
@@ -167,7 +190,7 @@ def _names(_: Settings) -> tuple[str, dict[str, Any]]:
     return f"no other distribution provides {', '.join(TOP_LEVEL_NAMES)}", {}
 
 
-def run_checks(settings: Settings) -> dict[str, Any]:
+def run_checks(settings: Settings) -> DoctorReport:
     """Run every check; ``ok`` is true only when all pass."""
     checks = {
         "model": _check(lambda: _model(settings)),
@@ -177,4 +200,4 @@ def run_checks(settings: Settings) -> dict[str, Any]:
         "packages": _check(lambda: _versions(settings)),
         "names": _check(lambda: _names(settings)),
     }
-    return {"ok": all(c["ok"] for c in checks.values()), "home": str(settings.home), "checks": checks}
+    return DoctorReport(ok=all(c.ok for c in checks.values()), home=str(settings.home), checks=checks)

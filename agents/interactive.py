@@ -13,7 +13,7 @@ from typing import Any
 
 from autogen_core.models import ChatCompletionClient
 
-from agents.building import BuildState, ReviewPolicy, Turn
+from agents.building import BuildReport, BuildState, ReviewPolicy, Turn
 from agents.chatbot import MarkMemory, build_chatbot
 from agents.checks import remember_with_judge
 from agents.team import build_memories
@@ -89,7 +89,7 @@ class ChatSession:
         self.engine.forget(matches[0].id, self.user_id)
         return f"forgot {matches[0].id}"
 
-    async def finish(self) -> dict[str, Any] | None:
+    async def finish(self) -> BuildReport | None:
         """Build the session into memory (nothing to build when nothing was said)."""
         if not any(t.role == "assistant" for t in self.turns):
             return None
@@ -105,7 +105,7 @@ class ChatSession:
         await build_memories(self.engine, self.client, state)
         return state.report()
 
-    async def loop(self, input_fn: Callable[[str], str], print_fn: Callable[[str], Any]) -> dict[str, Any] | None:
+    async def loop(self, input_fn: Callable[[str], str], print_fn: Callable[[str], Any]) -> BuildReport | None:
         """Read lines until /quit or end of input, then build the session into memory."""
         print_fn(f"mark chat: user {self.user_id}, session {self.session_id}. /help for commands.")
         while True:
@@ -123,6 +123,6 @@ class ChatSession:
                 print_fn(f"error: {one_line(exc)}")
         report = await self.finish()
         if report:
-            counts = {t: sum(n.values()) for t, n in report["counts"].items()}
+            counts = {t: sum(n.values()) for t, n in report.counts.items()}
             print_fn(f"session built into memory: {counts}")
         return report

@@ -103,7 +103,7 @@ def run_once(run: int, model: dict[str, Any], client: Any, embedder: Any) -> dic
             ]
         finally:
             engine.close()
-    report = state.report()
+    report = state.report().as_json()
     report["wall_s"] = round(wall, 2)
     report["stored"] = stored
     report["fact_checks"] = [

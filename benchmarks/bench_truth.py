@@ -145,7 +145,7 @@ def build_one(conv: dict[str, Any], model: dict[str, Any], client: Any, embedder
             ]
         finally:
             engine.close()
-    report = state.report()
+    report = state.report().as_json()
     return {
         "id": conv["id"],
         "split": conv["split"],

@@ -263,12 +263,12 @@ def memory_build(
         asyncio.run(build_memories(engine, build_client(settings), state, plug))
     report = state.report()
     if as_json:
-        print_json(report)
+        print_json(report.as_json())
         return
     for outcome in state.outcomes:
         extra = f" (supersedes {', '.join(outcome.superseded)})" if outcome.superseded else ""
         out.print(f"{outcome.action:<10} {outcome.type.value:<13} {outcome.text}{extra}")
     for error in state.errors:
         out.print(f"warning: {error}", style="yellow")
-    total = report["usage"]["total"]
-    out.print(f"{total['calls']} LLM calls, {total['prompt_tokens'] + total['completion_tokens']} tokens")
+    total = report.usage.total
+    out.print(f"{total.calls} LLM calls, {total.prompt_tokens + total.completion_tokens} tokens")

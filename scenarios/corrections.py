@@ -95,10 +95,10 @@ async def _correct(run: Run, record: Record) -> Conversation:
         tokens=chat.tokens,
         words=chat.words,
         accepted=chat.accepted,
-        memories=built["extracted"],
-        outcomes=built["counts"],
-        errors=built["errors"],
-        usage=BuildUsage.model_validate(built["usage"]),
+        memories=built.extracted,
+        outcomes=built.counts,
+        errors=built.errors,
+        usage=BuildUsage.model_validate(built.usage.model_dump()),
         transcript=chat.turns,
     )
 

@@ -47,7 +47,7 @@ async def test_memory_building_team_on_real_llamacpp(tmp_path: Path) -> None:
         state = BuildState(turns, "sme-1", source=Source.SME, evidence="Tropicamide drops are 0.5% to 1%.")
         await build_memories(engine, build_client(settings), state)
         report = state.report()
-        assert report["usage"]["total"]["calls"] >= 4  # three extractors and the fact check really ran
+        assert report.usage.total.calls >= 4  # three extractors and the fact check really ran
         assert [t.split(":")[0] for t in state.trail][:3] == [
             "extract_residual",
             "extract_user_question",

@@ -42,7 +42,7 @@ def test_another_distribution_providing_agents_fails_doctor_in_one_line(
     fake_distribution(site, "openai-agents-lookalike", "agents")
     monkeypatch.syspath_prepend(str(site))
     assert name_clashes() == {"agents": ["openai-agents-lookalike"]}
-    report = run_checks(settings)
+    report = run_checks(settings).as_json()
     names = report["checks"]["names"]
     assert report["ok"] is False and names["ok"] is False
     assert names["detail"] == (
@@ -58,7 +58,7 @@ def test_a_damaged_store_is_reported_with_what_to_do(settings: Settings, damaged
     engine.close()
     path = settings.home / damaged_file
     path.write_bytes(b"not a database at all\n" * 100)
-    store = run_checks(settings)["checks"]["store"]
+    store = run_checks(settings).as_json()["checks"]["store"]
     assert store["ok"] is False
     assert store["detail"] == (
         f"the {'audit log' if damaged_file == 'audit.sqlite3' else 'memory store'} {path} is damaged "
@@ -74,6 +74,6 @@ def test_doctor_shows_what_crash_recovery_settled(settings: Settings) -> None:
     engine.audit.append(kept.id, EventKind.CREATE, NOW, kept.revision, "test", {})
     engine.audit.append("never-written", EventKind.CREATE, NOW, 1, "test", {})
     engine.close()
-    store = run_checks(settings)["checks"]["store"]
+    store = run_checks(settings).as_json()["checks"]["store"]
     assert store["ok"] is True and store["recovered"] == {"committed": 1, "discarded": 1}
     assert store["detail"].endswith("; recovered interrupted writes: 1 committed, 1 discarded")

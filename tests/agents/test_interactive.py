@@ -36,11 +36,11 @@ async def test_session_commands_and_build_on_exit(engine: MemoryEngine) -> None:
     assert printed[2] == "feedback recorded on 1 memory"
     assert printed[3].startswith("created: I prefer answers as decimals")
     assert "I prefer answers as decimals" in printed[4] and printed[5] == HELP
-    assert report is not None and report["conversation_id"] == "chat:alice:s1"
+    assert report is not None and report.conversation_id == "chat:alice:s1"
     assert printed[-1].startswith("session built into memory")
     # alice only asked: with no statement after the question nothing shared is stored, and the build says why
     assert [r for r in engine.list("alice") if r.type is MemoryType.RESIDUAL and r.user_id == "alice"] == []
-    assert any("no expert statement" in note for note in report["notes"])
+    assert any("no expert statement" in note for note in report.notes)
 
 
 async def test_correct_as_sme_and_forget(engine: MemoryEngine) -> None:

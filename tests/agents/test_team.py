@@ -73,18 +73,18 @@ async def test_tropicamide_build_commits_each_type_and_fact_checks(engine: Memor
     shared = engine.search("tropicamide concentration", "someone-else", now=NOW, k=3)
     assert [h.record.type for h in shared.all_hits()] == [MemoryType.RESIDUAL]
     report = state.report()
-    assert report["usage"]["total"]["calls"] == 4 and report["extracted"]["llm_response"] == 2
+    assert report.usage.total.calls == 4 and report.extracted["llm_response"] == 2
     assert "2. The user asked for the concentration" in prompts[3]  # every memory numbered in one check
     texts = [o.text for o in state.outcomes]
     # the option letter is dropped: a paraphrase may letter the options differently
     assert "For tropicamide concentration, the accepted answer is 0.01." in texts
     assert "On tropicamide concentration: 0.5%-1% equals 0.005-0.01 as a decimal." in texts
     assert all(o.gate.startswith("supported") for o in state.outcomes)
-    assert report["rejected"] == []
+    assert report.rejected == []
     assert [o.action for o in state.outcomes] == [BuildAction.COMMITTED] * 4
     assert not state.needs_review  # the graph went from the veracity checker straight to the committer
     # typed outcomes serialise to the plain strings the CLI prints and the scenario reports keep
-    dumped = json.loads(json.dumps(report))["outcomes"]
+    dumped = json.loads(json.dumps(report.as_json()))["outcomes"]
     assert [(o["action"], o["status"]) for o in dumped] == [("committed", "active")] * 4
     assert [c.fact_reason for c in state.candidates] == [FACT_REASONS[f] for f in (1.0, 0.5, 1.0, 1.0)]
 

@@ -75,7 +75,7 @@ async def test_the_demo_failures_are_refused_and_the_experts_words_kept(engine: 
     audited = [e for memory_id in engine.audit.memory_ids(EventKind.REJECT) for e in engine.audit.history(memory_id)]
     assert sorted(e.detail["text"] for e in audited) == sorted(refused)
     assert all(e.detail["conversation_id"] == "c-1" and e.detail["reason"] for e in audited)
-    assert len(state.report()["rejected"]) == 3
+    assert len(state.report().rejected) == 3
     # what reaches another user: only the expert's words, never the rejected answer
     shared = engine.search("which drug acts on the dilator pupillae", "someone-else", now=NOW, k=3)
     assert all("analogous" not in h.record.text for h in shared.all_hits())
