@@ -54,7 +54,7 @@ from memory.config import load_settings
 from memory.engine import MemoryEngine
 from memory.models import SEARCHABLE, MemoryRecord, MemoryType, Source
 from memory.portability import restore_records
-from memory.store import partition_for
+from memory.record_layout import partition_for
 
 TARGET_PER_S = 200.0
 STATUS_WHERE = {"status": {"$in": sorted(s.value for s in SEARCHABLE)}}

@@ -31,8 +31,8 @@ from memory.models import (
     check_user_id,
     one_line,
 )
+from memory.record_layout import partition_for, search_key
 from memory.search import OVERFETCH, matches
-from memory.store import partition_for, search_key
 
 Change = tuple[MemoryRecord, EventKind, dict[str, Any]]
 

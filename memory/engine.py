@@ -281,8 +281,8 @@ class MemoryEngine:
         self, text: str, memory_type: MemoryType, user_id: str, n: int = 20
     ) -> builtins.list[tuple[MemoryRecord, float]]:
         """Searchable memories of the same type in the partition a new memory would join."""
+        from memory.record_layout import partition_for
         from memory.search import candidates
-        from memory.store import partition_for
 
         vector = self.embedder.embed([text])[0]
         owner = None if memory_type is MemoryType.RESIDUAL else user_id

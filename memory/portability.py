@@ -32,7 +32,7 @@ from memory.audit import EventKind
 from memory.batch import NewMemory, add_many
 from memory.engine import MemoryEngine, utcnow
 from memory.models import MemoryRecord, Status
-from memory.store import partition_for
+from memory.record_layout import partition_for
 
 log = logging.getLogger(__name__)
 _CHUNK = 500

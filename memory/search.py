@@ -28,8 +28,9 @@ from pydantic import BaseModel, ConfigDict
 from memory import scoring, veracity
 from memory.embedder import cosine
 from memory.models import SEARCHABLE, SHARED_USER, MemoryRecord, MemoryType
+from memory.record_layout import metadata_where, search_key
 from memory.scoring import MRSWeights, ScoreBreakdown, ScoringConfig
-from memory.store import ChromaStore, metadata_where, search_key
+from memory.store import ChromaStore
 from memory.veracity import Risk, VeracityConfig
 
 

@@ -9,7 +9,8 @@ import pytest
 from memory.config import Settings
 from memory.embedder import OnnxMiniLM
 from memory.models import SHARED_USER, MemoryRecord, MemoryType
-from memory.store import SPACE, ChromaStore, from_metadata, metadata_where, to_metadata
+from memory.record_layout import from_metadata, metadata_where, to_metadata
+from memory.store import SPACE, ChromaStore
 
 T0 = datetime(2026, 1, 1, tzinfo=UTC)
 
