@@ -25,13 +25,17 @@ app = typer.Typer(
 )
 lifecycle_app = typer.Typer(help="The four-stage MARK lifecycle.", no_args_is_help=True)
 scenario_app = typer.Typer(help="Bundled and custom scenario files.", no_args_is_help=True)
-# the memory and review commands load their module when used, not to list the group in --help
+# the memory, review and knowledge commands load their module when used, not to list the group in --help
 memory_app = lazy_typer("commands.memory_cmds:memory_app", "Add, search, inspect and maintain memories.")
 review_app = lazy_typer(
     "commands.review_cmds:review_app", "The human review queue: approve, edit or reject pending memories."
 )
+knowledge_app = lazy_typer(
+    "commands.knowledge_cmds:knowledge_app", "The shared knowledge base: add, list, search and remove documents."
+)
 app.add_typer(memory_app, name="memory")
 app.add_typer(review_app, name="review")
+app.add_typer(knowledge_app, name="knowledge")
 app.add_typer(lifecycle_app, name="lifecycle")
 app.add_typer(scenario_app, name="scenario")
 

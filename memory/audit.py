@@ -32,7 +32,7 @@ _R = TypeVar("_R")
 
 
 class EventKind(str, Enum):
-    """Every kind of change a memory can undergo."""
+    """Every kind of change a memory (or a knowledge source) can undergo."""
 
     CREATE = "create"
     INJECT = "inject"
@@ -47,6 +47,10 @@ class EventKind(str, Enum):
     STATUS = "status"
     IMPORT = "import"
     REJECT = "reject"  # a candidate the truth gate refused: never stored, kept here with its reason
+    # the knowledge base's sources (memory_id is the source id, detail names its version and passages)
+    KNOWLEDGE_ADD = "knowledge_add"
+    KNOWLEDGE_REPLACE = "knowledge_replace"
+    KNOWLEDGE_REMOVE = "knowledge_remove"
 
 
 class Event(BaseModel):

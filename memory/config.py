@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from platformdirs import user_data_dir
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from mark.errors import InputError
 
@@ -107,6 +107,32 @@ class MaintenanceConfig(BaseModel):
     every_hours: float = Field(default=24.0, ge=0.0)
 
 
+class KnowledgeConfig(BaseModel):
+    """How documents become knowledge passages, and which passages a knowledge search returns.
+
+    Sizes are tiktoken ``cl100k_base`` tokens (``memory.tokens``). A passage holds about
+    ``chunk_tokens`` of one section; the next passage of the same section starts with the last
+    ``overlap_tokens`` of the one before. The default suits the MiniLM embedder, which reads at most
+    256 of its own word pieces (about 1.3 per cl100k token in English prose).
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    chunk_tokens: int = Field(default=160, ge=16, le=8192)
+    overlap_tokens: int = Field(default=32, ge=0, le=4096)
+    # passages less similar to the query than this are never returned (MiniLM; the hashing embedder needs ~0.1)
+    min_similarity: float = Field(default=0.3, ge=-1.0, le=1.0)
+    top_k: int = Field(default=5, ge=1, le=100)
+    max_file_mb: float = Field(default=50.0, gt=0.0)  # a larger file is refused before it is read
+    max_pages: int = Field(default=2000, ge=1)  # a PDF with more pages is refused before it is parsed
+
+    @model_validator(mode="after")
+    def _overlap_below_size(self) -> KnowledgeConfig:
+        if self.overlap_tokens >= self.chunk_tokens:
+            raise ValueError(f"overlap_tokens ({self.overlap_tokens}) must be below chunk_tokens ({self.chunk_tokens})")
+        return self
+
+
 class Settings(BaseModel):
     """All of mark's settings in one typed object."""
 
@@ -117,6 +143,7 @@ class Settings(BaseModel):
     embedder: EmbedderConfig = EmbedderConfig()
     store: StoreConfig = StoreConfig()
     maintenance: MaintenanceConfig = MaintenanceConfig()
+    knowledge: KnowledgeConfig = KnowledgeConfig()
 
     @property
     def store_path(self) -> Path:
@@ -160,6 +187,12 @@ _ENV_MAP: dict[str, tuple[str, str]] = {
     "MARK_CHROMA_URL": ("store", "chroma_url"),
     "MARK_RECORD_CACHE": ("store", "record_cache"),
     "MARK_MAINTAIN_EVERY_HOURS": ("maintenance", "every_hours"),
+    "MARK_KNOWLEDGE_CHUNK_TOKENS": ("knowledge", "chunk_tokens"),
+    "MARK_KNOWLEDGE_OVERLAP_TOKENS": ("knowledge", "overlap_tokens"),
+    "MARK_KNOWLEDGE_MIN_SIMILARITY": ("knowledge", "min_similarity"),
+    "MARK_KNOWLEDGE_TOP_K": ("knowledge", "top_k"),
+    "MARK_KNOWLEDGE_MAX_FILE_MB": ("knowledge", "max_file_mb"),
+    "MARK_KNOWLEDGE_MAX_PAGES": ("knowledge", "max_pages"),
 }
 
 
