@@ -17,7 +17,7 @@ from agents.schemas import Extraction, ResidualExtraction, ResponseExtraction
 from agents.structured import call_structured, system, user
 from memory import review as review_queue
 from memory.conflicts import Verdict
-from memory.engine import MemoryEngine
+from memory.engine import MemoryEngine, WriteAction
 from memory.models import Category, MemoryType, Provenance, Status
 from prompts import render
 
@@ -37,7 +37,11 @@ FACT_REASONS = {
     0.0: "the checker found it contradicted by the evidence",
 }
 # the engine's write actions as build outcomes (a pending-review record is QUEUED whatever the write did)
-_WRITTEN = {"created": BuildAction.COMMITTED, "merged": BuildAction.MERGED, "superseded": BuildAction.SUPERSEDED}
+_WRITTEN = {
+    WriteAction.CREATED: BuildAction.COMMITTED,
+    WriteAction.MERGED: BuildAction.MERGED,
+    WriteAction.SUPERSEDED: BuildAction.SUPERSEDED,
+}
 
 
 def extractor_step(client: ChatCompletionClient, memory_type: MemoryType) -> Step:

@@ -19,7 +19,7 @@ if TYPE_CHECKING:  # for type checkers and IDEs only; excluded from the import-l
     from agents.providers import build_client, replay_client
     from agents.team import build_memories
     from memory.config import Settings, load_settings
-    from memory.engine import MemoryEngine
+    from memory.engine import AddResult, MemoryEngine, WriteAction
     from memory.models import MemoryRecord, MemoryType, Source, Status
     from memory.search import SearchHit, SearchResult
     from scenarios.runner import run_lifecycle
@@ -38,7 +38,9 @@ _WHERE = {
     "replay_client": "agents.providers",
     "Settings": "memory.config",
     "load_settings": "memory.config",
+    "AddResult": "memory.engine",
     "MemoryEngine": "memory.engine",
+    "WriteAction": "memory.engine",
     "MemoryRecord": "memory.models",
     "MemoryType": "memory.models",
     "Source": "memory.models",
@@ -51,6 +53,7 @@ _WHERE = {
 }
 
 __all__ = [
+    "AddResult",
     "BuildState",
     "InputError",
     "MarkError",
@@ -68,6 +71,7 @@ __all__ = [
     "Status",
     "Turn",
     "UnavailableError",
+    "WriteAction",
     "build_chatbot",
     "build_client",
     "build_memories",

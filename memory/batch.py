@@ -19,7 +19,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 from memory import conflicts, trust, veracity
 from memory.audit import EventKind
 from memory.conflicts import Judge, Verdict
-from memory.engine import AddResult, MemoryEngine, utcnow
+from memory.engine import AddResult, MemoryEngine, WriteAction, utcnow
 from memory.models import (
     SEARCHABLE,
     SHARED_USER,
@@ -173,7 +173,7 @@ def add_many(
                 **item.note,
             }
             batch.change(merged, EventKind.MERGE, detail)
-            results.append(AddResult(action="merged", record=merged, judgements=judgements))
+            results.append(AddResult(action=WriteAction.MERGED, record=merged, judgements=judgements))
             continue
         record, olds, deferred = conflicts.resolve(
             record, judgements, partial(batch.record, stored=stored), cfg.conflicts.unsure_boost
@@ -190,7 +190,7 @@ def add_many(
         batch.change(record, EventKind.CREATE, created)
         batch.created.append(record)
         batch.vectors[record.id] = vector
-        action = "superseded" if superseded else "created"
+        action = WriteAction.SUPERSEDED if superseded else WriteAction.CREATED
         results.append(AddResult(action=action, record=record, superseded=superseded, judgements=judgements))
     engine.apply(batch.changes, now, actor, reembed=batch.created)
     return results

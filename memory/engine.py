@@ -15,6 +15,7 @@ import logging
 import uuid
 from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
+from enum import StrEnum
 from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict
@@ -55,12 +56,20 @@ class UnknownMemoryError(NotFoundError):
         return f"no memory with id {self.args[0]!r}"
 
 
+class WriteAction(StrEnum):
+    """What one write did to the store."""
+
+    CREATED = "created"  # a new memory
+    MERGED = "merged"  # the same fact as an existing memory: merged into it
+    SUPERSEDED = "superseded"  # a new memory that replaced the older ones it contradicts
+
+
 class AddResult(BaseModel):
     """What a write did: created, merged into an existing memory, or superseded older ones."""
 
     model_config = ConfigDict(extra="forbid")
 
-    action: str
+    action: WriteAction
     record: MemoryRecord
     superseded: list[str] = []
     judgements: list[conflicts.Judgement] = []

@@ -13,6 +13,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from agents.building import Turn
+from memory.engine import WriteAction
 
 
 class JsonModel(BaseModel):
@@ -101,7 +102,7 @@ class RememberStep(UnitRow):
 
     kind: Literal["remember"]
     text: str
-    action: str
+    action: WriteAction
     superseded: list[str]
 
 
