@@ -74,17 +74,31 @@ def doctor(as_json: JsonOpt = False) -> None:
 
 
 @app.command()
-def ask(question: str, domain: Annotated[str, typer.Option(help="Domain named in the prompt.")] = "general") -> None:
-    """Ask the configured model one question through an AutoGen AssistantAgent."""
+def ask(
+    question: str,
+    domain: Annotated[str, typer.Option(help="Domain named in the prompt.")] = "general",
+    user: Annotated[str, typer.Option(help="Whose memories to use (shared memories reach everyone).")] = "anonymous",
+    as_json: JsonOpt = False,
+) -> None:
+    """Ask one question, knowledge first: the knowledge base's passages and the memories are injected, sources cited."""
     import asyncio
 
     from agents.ask import ask as ask_agent
+    from agents.chatbot import MarkMemory
     from agents.providers import build_client
     from memory.config import load_settings
 
     settings = load_settings()
     client = build_client(settings)
-    sys.stdout.write(asyncio.run(ask_agent(client, question, domain, settings.model.base_url)) + "\n")
+    with open_engine(settings) as engine:
+        memory = MarkMemory(engine, user, knowledge=engine.knowledge)
+        answer = asyncio.run(ask_agent(client, question, domain, settings.model.base_url, memory))
+    if as_json:
+        print_json(answer.model_dump(mode="json"))
+        return
+    sys.stdout.write(answer.answer + "\n")
+    if answer.citations:
+        sys.stdout.write("Sources: " + "; ".join(c.describe() for c in answer.citations) + "\n")
 
 
 ThreadsOpt = Annotated[

@@ -16,6 +16,7 @@ from agents.structured import Usage, UsageLog
 from mark.errors import InputError
 from memory.conflicts import Verdict
 from memory.grounding import GateReason
+from memory.knowledge_check import KnowledgeVerdict, Stance
 from memory.models import Category, MemoryType, Source, Status
 
 
@@ -70,6 +71,8 @@ class Candidate(BaseModel):
     fact_reason: str = ""
     review_reason: str = ""
     decision: ReviewDecision | None = None  # the reviewer's, when one decided during the build
+    knowledge: KnowledgeVerdict | None = None  # the knowledge base's stance, set by the veracity checker
+    passages: int = 0  # knowledge passages found for it (evidence for the fact check)
     mistake: bool = False  # worded as a mistake to avoid (may name the rejected answer)
     fallback: bool = False  # the expert's own words, stored because every extracted one was refused
     gate: str = ""  # the truth gate's verdict, for reports and the audit log
@@ -110,6 +113,19 @@ class Outcome(BaseModel):
     superseded: list[str] = Field(default_factory=list)
     reason: str = ""
     gate: str = ""
+    knowledge: str = ""  # the knowledge base's stance ("" when none was asked)
+
+
+class EvidenceStats(BaseModel):
+    """How much evidence the veracity checker had: knowledge passages and the fact check's verdicts."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    candidates: int = 0
+    with_passages: int = 0  # candidates for which the knowledge base returned at least one passage
+    supported: int = 0  # ... whose passage states them
+    contradicted: int = 0  # ... whose passage contradicts them (sent to a reviewer)
+    fact_checks: dict[str, int] = Field(default_factory=dict)  # the checker's scores ("1.0", "0.5", "0.0", "none")
 
 
 SITUATION_CHARS = 2000
@@ -150,6 +166,7 @@ class BuildState:
         self.usage = UsageLog()
         self.trail: list[str] = []
         self.needs_review = False  # set by the veracity checker; the team's graph routes on it
+        self.evidence_stats = EvidenceStats()
 
     @property
     def transcript(self) -> str:
@@ -179,6 +196,8 @@ class BuildState:
                 return "policy: review residual"
             if self.source is not Source.SME:
                 return f"residual memory from an untrusted source ({self.source.value})"
+        if candidate.knowledge is not None and candidate.knowledge.stance is Stance.CONTRADICTS:
+            return f"contradicts the knowledge base ({candidate.knowledge.citation}): {candidate.knowledge.passage}"
         if candidate.fact_check == 0.0:
             return "the fact check contradicts it"
         return ""
@@ -202,6 +221,7 @@ class BuildState:
             rejected=list(self.rejected),
             notes=list(self.notes),
             errors=list(self.errors),
+            evidence=self.evidence_stats.model_copy(),
             usage=BuildUsage(
                 agents={name: u.model_copy() for name, u in sorted(self.usage.by_agent.items())},
                 total=self.usage.totals(),
@@ -232,6 +252,7 @@ class BuildReport(BaseModel):
     rejected: list[Rejection]
     notes: list[str]
     errors: list[str]
+    evidence: EvidenceStats = EvidenceStats()
     usage: BuildUsage
     trail: list[str]
 

@@ -46,7 +46,7 @@ class ChatSession:
         self.session_id = session_id or uuid.uuid4().hex[:8]
         self.source = Source.SME if sme else Source.USER
         self.role = VoterRole.SME if sme else VoterRole.USER
-        self.memory = MarkMemory(engine, user_id)
+        self.memory = MarkMemory(engine, user_id, knowledge=engine.knowledge)
         self.bot = build_chatbot(client, self.memory, domain)
         self.turns: list[Turn] = []
 
@@ -57,7 +57,12 @@ class ChatSession:
         result = await self.bot.run(task=prefix + text)
         reply = result.messages[-1].to_text() if result.messages else ""
         self.turns.append(Turn(role="assistant", content=reply))
-        return reply
+        return reply + self.sources()
+
+    def sources(self) -> str:
+        """The knowledge passages given to the last answer, as a "Sources:" line ("" when none)."""
+        cited = self.memory.cited[-1] if self.memory.cited else []
+        return "\nSources: " + "; ".join(c.describe() for c in cited) if cited else ""
 
     async def command(self, line: str) -> str:
         """Run one slash command and return what to print."""

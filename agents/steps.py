@@ -11,13 +11,14 @@ from __future__ import annotations
 from autogen_core.models import ChatCompletionClient
 
 from agents.building import BuildAction, BuildState, Candidate, Outcome, Step
-from agents.checks import FactChecker, LLMJudge, quote
+from agents.checks import FactChecker, LLMJudge, quote, quote_line
 from agents.reviewers import ReviewAction, Reviewer, ReviewItem, safe_review
 from agents.schemas import Extraction, ResidualExtraction, ResponseExtraction
 from agents.structured import call_structured, system, user
 from memory import review as review_queue
 from memory.conflicts import Verdict
 from memory.engine import MemoryEngine, WriteAction
+from memory.knowledge_check import Stance, assess
 from memory.models import Category, MemoryType, Provenance, Status
 from prompts import render
 
@@ -89,19 +90,53 @@ def resolver_step(engine: MemoryEngine, client: ChatCompletionClient) -> Step:
     return step
 
 
-def veracity_step(client: ChatCompletionClient) -> Step:
+MAX_PASSAGES = 4  # knowledge passages in one fact-check prompt (about 160 tokens each)
+
+
+def knowledge_evidence(engine: MemoryEngine, state: BuildState) -> str:
+    """Ask the knowledge base about every candidate; the passages found, as evidence text for the fact check.
+
+    Each candidate gets the knowledge base's stance (:func:`memory.knowledge_check.assess`), which the
+    committer hands to the engine and the review policy reads (a contradiction goes to a reviewer).
+    """
+    texts = [c.text for c in state.candidates]
+    found = engine.knowledge.relevant(texts) if texts else []
+    passages: dict[str, str] = {}
+    for candidate, hits in zip(state.candidates, found, strict=True):
+        candidate.knowledge = assess(candidate.text, hits)
+        candidate.passages = len(hits)
+        for hit in hits:
+            passages.setdefault(hit.chunk.id, f"[{quote_line(hit.chunk.citation())}] {quote_line(hit.chunk.text)}")
+    stats = state.evidence_stats
+    stats.candidates = len(texts)
+    stats.with_passages = sum(c.passages > 0 for c in state.candidates)
+    stats.supported = sum(c.knowledge is not None and c.knowledge.stance is Stance.SUPPORTS for c in state.candidates)
+    stats.contradicted = sum(
+        c.knowledge is not None and c.knowledge.stance is Stance.CONTRADICTS for c in state.candidates
+    )
+    chosen = list(passages.values())[:MAX_PASSAGES]
+    return "Reference passages from the knowledge base:\n" + "\n".join(chosen) if chosen else ""
+
+
+def veracity_step(engine: MemoryEngine, client: ChatCompletionClient) -> Step:
     """The veracity checker: F in {0, 0.5, 1} against trusted evidence, then the review policy.
 
-    Sets ``state.needs_review``, on which the team's graph routes to the reviewer or the committer.
+    The evidence is the reference text, what the expert said and the knowledge base's passages for the
+    candidates. Sets ``state.needs_review``, on which the team's graph routes to the reviewer or the
+    committer.
     """
 
     async def step(state: BuildState) -> str:
         checker = FactChecker(client, state.domain, state.usage)
-        replies = await checker.check_all([c.text for c in state.candidates], state.expert_evidence)
+        passages = knowledge_evidence(engine, state)
+        evidence = "\n".join(part for part in [state.expert_evidence, passages] if part)
+        replies = await checker.check_all([c.text for c in state.candidates], evidence)
         for candidate, reply in zip(state.candidates, replies, strict=True):
             if reply is not None:
                 candidate.fact_check = reply.score
                 candidate.fact_reason = FACT_REASONS[reply.score]
+            key = "none" if candidate.fact_check is None else str(candidate.fact_check)
+            state.evidence_stats.fact_checks[key] = state.evidence_stats.fact_checks.get(key, 0) + 1
             candidate.review_reason = state.review_reason(candidate)
         state.errors.extend(f"veracity_checker: {f}" for f in checker.failures)
         queued = sum(bool(c.review_reason) for c in state.candidates)
@@ -128,7 +163,7 @@ def reviewer_step(reviewer: Reviewer | None) -> Step:
                 veracity=None,
                 fact_check=candidate.fact_check,
                 fact_reason=candidate.fact_reason,
-                conflicts=candidate.conflict_texts,
+                conflicts=[*candidate.conflict_texts, *_knowledge_conflict(candidate)],
                 reason=candidate.review_reason,
             )
             decision = await safe_review(reviewer, item)
@@ -140,6 +175,14 @@ def reviewer_step(reviewer: Reviewer | None) -> Step:
         return f"reviewed {decided} memory(ies)"
 
     return step
+
+
+def _knowledge_conflict(candidate: Candidate) -> list[str]:
+    """The passage a candidate contradicts, shown to the reviewer beside it ([] when none does)."""
+    verdict = candidate.knowledge
+    if verdict is None or verdict.stance is not Stance.CONTRADICTS:
+        return []
+    return [f"knowledge ({verdict.citation}): {verdict.passage}"]
 
 
 def committer_step(engine: MemoryEngine) -> Step:
@@ -173,6 +216,7 @@ def _commit(engine: MemoryEngine, state: BuildState, candidate: Candidate) -> Ou
         review=bool(candidate.review_reason) and decision is None,
         fact_check=candidate.fact_check,
         verdicts=candidate.verdicts,
+        knowledge=candidate.knowledge,
         actor="committer",
         note={"gate": candidate.gate, "said_by": state.user_id, "fallback": str(candidate.fallback).lower()},
     )
@@ -189,4 +233,5 @@ def _commit(engine: MemoryEngine, state: BuildState, candidate: Candidate) -> Ou
         superseded=result.superseded,
         reason=candidate.review_reason,
         gate=candidate.gate,
+        knowledge=candidate.knowledge.describe() if candidate.knowledge is not None else "",
     )

@@ -67,7 +67,7 @@ def build_team(
     ]
     gate = RoleAgent("truth_gate", "Refuses memories the source did not say.", state, truth_gate_step(engine))
     resolver = RoleAgent("conflict_resolver", "Judges flagged conflicts.", state, resolver_step(engine, client))
-    checker = RoleAgent("veracity_checker", "Fact-checks memories.", state, veracity_step(client))
+    checker = RoleAgent("veracity_checker", "Fact-checks memories.", state, veracity_step(engine, client))
     reviewer_agent = RoleAgent("reviewer", "Human review of gated memories.", state, reviewer_step(reviewer))
     committer = RoleAgent("committer", "Writes memories through the engine.", state, committer_step(engine))
     builder = DiGraphBuilder()

@@ -28,7 +28,7 @@ def main() -> int:
     settings = load_settings()
     start = time.perf_counter()
     client = build_client(settings)
-    first_answer = asyncio.run(ask(client, QUESTION, "medicine"))
+    first_answer = asyncio.run(ask(client, QUESTION, "medicine")).answer
     first_s = time.perf_counter() - start
     warm: list[float] = []
     for _ in range(args.warm):

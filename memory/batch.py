@@ -20,6 +20,7 @@ from memory import conflicts, trust, veracity
 from memory.audit import EventKind
 from memory.conflicts import Judge, Verdict
 from memory.engine import AddResult, MemoryEngine, WriteAction, utcnow
+from memory.knowledge_check import KnowledgeVerdict, Stance, assess
 from memory.models import (
     SEARCHABLE,
     SHARED_USER,
@@ -55,6 +56,7 @@ class NewMemory(BaseModel):
     fact_check: float | None = Field(default=None, ge=0.0, le=1.0)  # F from a fact check, folded into V
     verdicts: dict[str, Verdict] = Field(default_factory=dict)  # decisions already reached, by memory id
     note: dict[str, str] = Field(default_factory=dict)  # kept in the creation/merge event (who said it, gate)
+    knowledge: KnowledgeVerdict | None = None  # the knowledge base's stance, when the caller assessed it
 
     @field_validator("text")
     @classmethod
@@ -83,6 +85,16 @@ def _neighbours(
             owner = None if shared else items[i].user_id
             out[i] = [(r, s) for r, s in page if matches(r, {"type": memory_type.value}, owner)][:n]
     return out
+
+
+def knowledge_verdicts(
+    engine: MemoryEngine, items: Sequence[NewMemory], vectors: Sequence[Sequence[float]]
+) -> list[KnowledgeVerdict]:
+    """The knowledge base's stance on each item (one passage query for the items not yet assessed)."""
+    todo = [i for i, item in enumerate(items) if item.knowledge is None]
+    found = engine.knowledge.relevant_vectors([vectors[i] for i in todo]) if todo else []
+    assessed = {i: assess(items[i].text, hits) for i, hits in zip(todo, found, strict=True)}
+    return [item.knowledge or assessed[i] for i, item in enumerate(items)]
 
 
 class _Batch:
@@ -126,15 +138,19 @@ def add_many(
 
     This is the one write path: ``MemoryEngine.add``, the agents' committer, ``mark memory add`` and
     import all come here. Per item: flag neighbours, take the verdicts already reached by memory id
-    and ask ``judge`` (default: the engine's) about the rest, score veracity (with the fact check),
-    apply the engine's status policy, then merge, supersede or create; one ``apply`` commits the lot.
+    and ask ``judge`` (default: the engine's) about the rest, weigh the knowledge base's stance (a
+    supporting passage counts as a trusted neighbour in the consistency C; a contradicting one sends
+    the memory to a reviewer), score veracity (with the fact check), apply the engine's status policy,
+    then merge, supersede or create; one ``apply`` commits the lot.
     """
     now = now or utcnow()
     vectors = engine.embedder.embed([item.text for item in items])
     cfg = engine.config
     batch = _Batch()
     results: list[AddResult] = []
-    for item, vector, neighbours in zip(items, vectors, _neighbours(engine, items, vectors), strict=True):
+    stances = knowledge_verdicts(engine, items, vectors)
+    rows = zip(items, vectors, _neighbours(engine, items, vectors), stances, strict=True)
+    for item, vector, neighbours, stance in rows:
         record = MemoryRecord(
             text=item.text,
             type=item.type,
@@ -157,12 +173,16 @@ def add_many(
         stored = {r.id: r for r, _ in flagged}
         contradicted = {j.existing_id for j in judgements if j.verdict is Verdict.CONTRADICTS}
         pairs = [(r.veracity, s) for r, s in pool if r.id not in contradicted]
+        if stance.stance is Stance.SUPPORTS:  # a reviewed document is a neighbour of the highest veracity
+            pairs.append((1.0, stance.similarity))
         record.veracity = veracity.initial_score(record.source.value, pairs, cfg.veracity)
         if item.fact_check is not None:
             record.veracity = veracity.recheck(record.veracity, item.fact_check, cfg.veracity)
         overrides = any(batch.record(i, stored).veracity > cfg.veracity.critical for i in contradicted)
         untrusted_override = record.shared and record.source is not Source.SME and overrides
-        record.status = engine.initial_status(record, item.review or untrusted_override)
+        disputed = stance.stance is Stance.CONTRADICTS
+        record.status = engine.initial_status(record, item.review or untrusted_override or disputed)
+        note = {**item.note, "knowledge": stance.describe()} if stance.stance is not Stance.SILENT else item.note
         same = [j for j in judgements if j.verdict is Verdict.SAME]
         if same:
             merged = conflicts.merge_into(batch.record(same[0].existing_id, stored), record)
@@ -170,7 +190,7 @@ def add_many(
                 "merged_text": record.text,
                 "provenance": record.provenance.model_dump(),
                 "source": record.source.value,
-                **item.note,
+                **note,
             }
             batch.change(merged, EventKind.MERGE, detail)
             results.append(AddResult(action=WriteAction.MERGED, record=merged, judgements=judgements))
@@ -185,7 +205,7 @@ def add_many(
             "record": record.to_public(),
             "supersedes": superseded,
             "supersedes_on_approval": deferred,
-            **item.note,
+            **note,
         }
         batch.change(record, EventKind.CREATE, created)
         batch.created.append(record)

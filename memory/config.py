@@ -123,6 +123,13 @@ class KnowledgeConfig(BaseModel):
     # passages less similar to the query than this are never returned (MiniLM; the hashing embedder needs ~0.1)
     min_similarity: float = Field(default=0.3, ge=-1.0, le=1.0)
     top_k: int = Field(default=5, ge=1, le=100)
+    # what an answer gets (injected beside the memories) and what a fact check gets as evidence: at most
+    # ``inject_k`` passages at least ``inject_min_similarity`` similar to the question and at most
+    # ``inject_margin`` below the best one. 0.45 with the MiniLM: chosen on the dev split of
+    # medmcqa-holdout and the tropicamide records (supporting passages 0.49-0.88, others <= 0.45).
+    inject_k: int = Field(default=2, ge=0, le=20)
+    inject_min_similarity: float = Field(default=0.45, ge=-1.0, le=1.0)
+    inject_margin: float = Field(default=0.1, ge=0.0, le=2.0)
     max_file_mb: float = Field(default=50.0, gt=0.0)  # a larger file is refused before it is read
     max_pages: int = Field(default=2000, ge=1)  # a PDF with more pages is refused before it is parsed
 
@@ -191,6 +198,8 @@ _ENV_MAP: dict[str, tuple[str, str]] = {
     "MARK_KNOWLEDGE_OVERLAP_TOKENS": ("knowledge", "overlap_tokens"),
     "MARK_KNOWLEDGE_MIN_SIMILARITY": ("knowledge", "min_similarity"),
     "MARK_KNOWLEDGE_TOP_K": ("knowledge", "top_k"),
+    "MARK_KNOWLEDGE_INJECT_K": ("knowledge", "inject_k"),
+    "MARK_KNOWLEDGE_INJECT_MIN_SIMILARITY": ("knowledge", "inject_min_similarity"),
     "MARK_KNOWLEDGE_MAX_FILE_MB": ("knowledge", "max_file_mb"),
     "MARK_KNOWLEDGE_MAX_PAGES": ("knowledge", "max_pages"),
 }

@@ -23,9 +23,10 @@ from pydantic import BaseModel, ConfigDict
 from mark.errors import NotFoundError
 from memory import conflicts, trust, veracity, votes
 from memory.audit import AuditLog, Event, EventKind
-from memory.config import Settings
+from memory.config import KnowledgeConfig, Settings
 from memory.conflicts import Judge, SimilarityJudge, Verdict
 from memory.engine_config import EngineConfig, default_config
+from memory.knowledge_check import KnowledgeVerdict
 from memory.models import (
     SHARED_USER,
     Category,
@@ -42,6 +43,7 @@ from memory.veracity import Risk
 
 if TYPE_CHECKING:  # the store (chromadb), search and embedder (numpy) load when an engine opens or searches
     from memory.embedder import Embedder
+    from memory.knowledge import KnowledgeBase
     from memory.search import SearchResult
     from memory.store import ChromaStore
 
@@ -90,11 +92,14 @@ class MemoryEngine:
         embedder: Embedder,
         config: EngineConfig | None = None,
         judge: Judge | None = None,
+        knowledge: KnowledgeConfig | None = None,
     ) -> None:
         """Assemble an engine from its parts and settle any interrupted writes."""
         self.store, self.audit, self.embedder = store, audit, embedder
         self.config = config or default_config(embedder)
         self.judge: Judge = judge or SimilarityJudge(self.config.conflicts.duplicate_threshold)
+        self.knowledge_config = knowledge or KnowledgeConfig()
+        self._knowledge: KnowledgeBase | None = None
         self.recovered = self.recover()
 
     @classmethod
@@ -116,7 +121,16 @@ class MemoryEngine:
         except Exception:
             store.close()
             raise
-        return cls(store, audit, embedder, config, judge)
+        return cls(store, audit, embedder, config, judge, settings.knowledge)
+
+    @property
+    def knowledge(self) -> KnowledgeBase:
+        """The knowledge base beside this engine's store (opened on first use): evidence for every write."""
+        if self._knowledge is None:
+            from memory.knowledge import KnowledgeBase
+
+            self._knowledge = KnowledgeBase.beside(self.store, self.audit, self.knowledge_config, utcnow())
+        return self._knowledge
 
     def close(self) -> None:
         """Release the store and the log."""
@@ -259,6 +273,7 @@ class MemoryEngine:
         fact_check: float | None = None,
         note: dict[str, str] | None = None,
         verdicts: Mapping[str, Verdict] | None = None,
+        knowledge: KnowledgeVerdict | None = None,
     ) -> AddResult:
         """Write a memory after conflict checks and veracity scoring.
 
@@ -266,6 +281,8 @@ class MemoryEngine:
         pairs without one go to ``judge`` (default: the engine's). ``fact_check`` (F in {0, 0.5, 1})
         is folded into the initial veracity with V' = kappa*V + (1-kappa)*F before the status gate.
         ``note`` (who said it, the truth gate's verdict) is kept in the creation or merge event.
+        ``knowledge`` is the knowledge base's stance when the caller already assessed it (else the
+        write assesses it: a contradicted memory waits for a reviewer, a supported one gains consistency).
         """
         from memory.batch import NewMemory, add_many  # the one write path (batch imports this module)
 
@@ -283,6 +300,7 @@ class MemoryEngine:
             fact_check=fact_check,
             verdicts=dict(verdicts or {}),
             note=note or {},
+            knowledge=knowledge,
         )
         return add_many(self, [item], now or utcnow(), actor, judge)[0]
 

@@ -295,6 +295,26 @@ class KnowledgeBase:
             return []
         return self.search_vectors(self.embedder.embed(list(queries)), k, min_similarity)
 
+    def relevant(self, queries: Sequence[str]) -> builtins.list[builtins.list[KnowledgeHit]]:
+        """The passages an answer (or a fact check) gets for each query, best first.
+
+        At most ``inject_k`` passages, each at least ``inject_min_similarity`` similar to its query and
+        at most ``inject_margin`` below the best one, so a strong passage is not padded with weak ones.
+        """
+        if any(not q.strip() for q in queries):
+            raise InputError("a knowledge search needs a non-empty query")
+        if self.config.inject_k == 0 or not queries:
+            return [[] for _ in queries]
+        return self.relevant_vectors(self.embedder.embed(list(queries)))
+
+    def relevant_vectors(self, vectors: Sequence[Sequence[float]]) -> builtins.list[builtins.list[KnowledgeHit]]:
+        """:meth:`relevant` for query vectors already embedded (by the same embedder)."""
+        cfg = self.config
+        if cfg.inject_k == 0 or not vectors:
+            return [[] for _ in vectors]
+        found = self.search_vectors(vectors, cfg.inject_k, cfg.inject_min_similarity)
+        return [[h for h in hits if h.similarity >= hits[0].similarity - cfg.inject_margin] for hits in found]
+
     def search_vectors(
         self, vectors: Sequence[Sequence[float]], k: int | None = None, min_similarity: float | None = None
     ) -> builtins.list[builtins.list[KnowledgeHit]]:

@@ -194,14 +194,21 @@ class _Sections:
 def parse_markdown(text: str) -> list[Block]:
     """Markdown: ATX (``#``) and setext (underlined) headings open sections; fenced code stays text.
 
-    A YAML front matter block (``---`` ... ``---`` at the very top) is dropped.
+    A YAML front matter block (``---`` ... ``---`` at the very top) and HTML comments outside fenced
+    code (``<!-- ... -->``, which a Markdown reader never sees) are dropped.
     """
     lines = text.splitlines()
     if lines and lines[0].strip() == "---" and "---" in (line.strip() for line in lines[1:]):
         lines = lines[[line.strip() for line in lines].index("---", 1) + 1 :]
     sections = _Sections()
     fence: str | None = None
-    for line in lines:
+    commented = False
+    for raw in lines:
+        line = raw
+        if fence is None:
+            line, commented = _uncomment(raw, commented)
+            if commented and not line.strip():
+                continue
         opened = _FENCE.match(line)
         if fence is not None:  # inside fenced code: text, never headings; the fences themselves are dropped
             if opened and opened.group(1) == fence:
@@ -223,6 +230,26 @@ def parse_markdown(text: str) -> list[Block]:
             continue
         sections.lines.append(line)
     return sections.done()
+
+
+def _uncomment(line: str, inside: bool) -> tuple[str, bool]:
+    """``line`` without its HTML comment spans, and whether a comment is still open at its end."""
+    kept: list[str] = []
+    rest = line
+    while rest:
+        if inside:
+            end = rest.find("-->")
+            if end < 0:
+                return "".join(kept), True
+            rest, inside = rest[end + 3 :], False
+        else:
+            start = rest.find("<!--")
+            if start < 0:
+                kept.append(rest)
+                break
+            kept.append(rest[:start])
+            rest, inside = rest[start + 4 :], True
+    return "".join(kept), inside
 
 
 class _HtmlText(HTMLParser):

@@ -3,11 +3,16 @@
 Veracity decays at read time (``veracity.current``): a user's preference falls under the
 medium-risk threshold after about 70 days, an SME fact after about a year. A memory that is due
 (searchable, veracity at ``now`` under the threshold) is re-checked, ``V' = kappa * V(now) + (1 -
-kappa) * F``, never left to drop out of search silently. Until a knowledge base can fact-check it,
-the trusted evidence is what the memory's own record and audited history hold:
+kappa) * F``, never left to drop out of search silently. The trusted evidence is the knowledge base
+(:mod:`memory.knowledge_check`) and what the memory's own record and audited history hold:
 
+* ``knowledge``: a passage of the knowledge base states it;
 * ``sme_source``: an SME said it; ``reviewer_approval``: a reviewer approved or edited it;
   ``correct_vote``: someone voted it correct; ``restatement``: a person stated it again (a MERGE).
+
+A memory that a passage contradicts goes to a reviewer (REVIEW, with the passage in the reason), due
+or not: :func:`plan` asks the knowledge base about every memory it is given, so adding a guideline
+surfaces the memories it disagrees with at the next maintenance.
 
 Evidence gives F = 1 (REFRESH), unless the counted votes are net "incorrect" (contested). Without
 usable evidence a shared memory goes to a reviewer (REVIEW: pending review, with the reason), and a
@@ -29,6 +34,7 @@ from pydantic import BaseModel, ConfigDict
 from memory import veracity, votes
 from memory.audit import Event, EventKind
 from memory.engine import MemoryEngine, utcnow
+from memory.knowledge_check import KnowledgeVerdict, Stance, assess
 from memory.models import SEARCHABLE, Classification, MemoryRecord, Source, Status
 from memory.search import veracity_now
 from memory.veracity import FactCheck, Risk, VeracityConfig
@@ -42,6 +48,7 @@ _NOT_NEWS = frozenset({EventKind.INJECT, EventKind.RECHECK})
 class Evidence(StrEnum):
     """Trusted evidence that a memory still holds."""
 
+    KNOWLEDGE = "knowledge"
     SME_SOURCE = "sme_source"
     REVIEWER_APPROVAL = "reviewer_approval"
     CORRECT_VOTE = "correct_vote"
@@ -80,9 +87,13 @@ def is_due(record: MemoryRecord, now: datetime, cfg: VeracityConfig, risk: Risk 
     return record.status in SEARCHABLE and veracity_now(record, now, cfg) < veracity.threshold(risk, cfg)
 
 
-def evidence(record: MemoryRecord, history: Sequence[Event]) -> list[Evidence]:
-    """The trusted evidence a memory's record and history hold (each kind once, in a fixed order)."""
+def evidence(
+    record: MemoryRecord, history: Sequence[Event], knowledge: KnowledgeVerdict | None = None
+) -> list[Evidence]:
+    """The trusted evidence a memory's record, history and the knowledge base hold (each kind once, in order)."""
     found: list[Evidence] = []
+    if knowledge is not None and knowledge.stance is Stance.SUPPORTS:
+        found.append(Evidence.KNOWLEDGE)
     if record.source is Source.SME:
         found.append(Evidence.SME_SOURCE)
     if record.classification is Classification.GOOD:
@@ -110,12 +121,21 @@ def decide(
     now: datetime,
     cfg: VeracityConfig,
     risk: Risk = Risk.MEDIUM,
+    knowledge: KnowledgeVerdict | None = None,
 ) -> RecheckDecision | None:
-    """The re-check of one memory at ``now`` (None: not due). Pure."""
+    """The re-check of one memory at ``now`` (None: nothing to do). Pure.
+
+    ``knowledge`` is the knowledge base's stance on the memory: a contradiction sends a searchable
+    memory to review even when it is not due, unless a reviewer already approved it (their call stands).
+    """
+    v = veracity_now(record, now, cfg)
+    contradicted = knowledge is not None and knowledge.stance is Stance.CONTRADICTS
+    if contradicted and record.status in SEARCHABLE and record.classification is not Classification.GOOD:
+        assert knowledge is not None
+        return _decision(record, RecheckAction.REVIEW, [], v, None, f"{knowledge.describe()}: a reviewer must decide")
     if not is_due(record, now, cfg, risk):
         return None
-    found = evidence(record, history)
-    v = veracity_now(record, now, cfg)
+    found = evidence(record, history, knowledge)
     contested = record.validated_incorrect > record.validated_correct
     if found and not contested:
         names = ", ".join(e.value for e in found)
@@ -147,11 +167,23 @@ def plan(
     records: Sequence[MemoryRecord] | None = None,
     risk: Risk = Risk.MEDIUM,
 ) -> list[RecheckDecision]:
-    """Re-check decisions for the due memories among ``records`` (default: the whole store); changes nothing."""
+    """Re-check decisions for ``records`` (default: the whole store): due ones and those knowledge contradicts.
+
+    Changes nothing. The knowledge base is asked about every searchable memory (one passage query).
+    """
     pool = engine.list() if records is None else records
     cfg = engine.config.veracity
-    decisions = (decide(r, engine.audit.history(r.id), now, cfg, risk) for r in pool if is_due(r, now, cfg, risk))
-    planned = [d for d in decisions if d is not None]
+    searchable = [r for r in pool if r.status in SEARCHABLE]
+    found = engine.knowledge.relevant([r.text for r in searchable]) if searchable else []
+    stances = {r.id: assess(r.text, hits) for r, hits in zip(searchable, found, strict=True)}
+    planned = []
+    for record in searchable:
+        stance = stances[record.id]
+        disputed = stance.stance is Stance.CONTRADICTS and record.classification is not Classification.GOOD
+        if disputed or is_due(record, now, cfg, risk):
+            decision = decide(record, engine.audit.history(record.id), now, cfg, risk, stance)
+            if decision is not None:
+                planned.append(decision)
     log.debug("re-check: %d of %d memories due at %s risk", len(planned), len(pool), risk.value)
     return planned
 

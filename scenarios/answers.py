@@ -64,6 +64,7 @@ async def answer(run: Run, record: Record, paraphrase: int | None, memory: MarkM
         kpcs=kpcs,
         aics=metrics.aics(ics, kpcs, ALPHA),
         injected=memory.injected[-1] if memory and memory.injected else [],
+        cited=[c.describe() for c in memory.cited[-1]] if memory and memory.cited else [],
     )
 
 
@@ -86,12 +87,12 @@ def summarise(rows: list[AnswerRow]) -> AnswerSummary:
 
 
 async def stage1(run: Run) -> BaselineResult:
-    """Baseline: every record answered without memory."""
+    """Baseline: every record answered without memory (with the scenario's knowledge, if it names any)."""
     started = time.monotonic()
     units = [(record.id, record) for record in run.scenario.records]
 
     async def without_memory(record: Record) -> AnswerRow:
-        return await answer(run, record, None, None)
+        return await answer(run, record, None, run.knowledge_only(corrector(run.scenario, record)))
 
     rows = await run_units(run, 1, "stage 1: baseline", units, without_memory, AnswerRow)
     split_of = run.split_of()

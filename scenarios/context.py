@@ -17,6 +17,7 @@ from autogen_core.models import ChatCompletionClient
 from agents.chatbot import MarkMemory
 from agents.evaluator import KeyPointExtractor
 from memory.engine import MemoryEngine
+from memory.knowledge import KnowledgeBase
 from scenarios import metrics
 from scenarios.checkpoint import Checkpoint
 from scenarios.schema import Record, Role, Scenario
@@ -40,10 +41,19 @@ class Run:
     progress: Progress = _no_progress
     corrected: set[str] = field(default_factory=set)
     points: dict[str, list[str]] = field(default_factory=dict)
+    knowledge: KnowledgeBase | None = None  # the scenario's knowledge files, when it names any
 
     def memory_for(self, user_id: str) -> MarkMemory:
-        """A user's MarkMemory with the scenario's retrieval settings."""
-        return MarkMemory(self.engine, user_id, k=self.scenario.k, preset=self.scenario.preset)
+        """A user's MarkMemory with the scenario's retrieval settings (and knowledge, if any)."""
+        return MarkMemory(
+            self.engine, user_id, k=self.scenario.k, preset=self.scenario.preset, knowledge=self.knowledge
+        )
+
+    def knowledge_only(self, user_id: str) -> MarkMemory | None:
+        """What an answer without memory gets: the scenario's knowledge (None when it names none)."""
+        if self.knowledge is None:
+            return None
+        return MarkMemory(self.engine, user_id, knowledge=self.knowledge, memories=False)
 
     async def key_points_for(self, record: Record, paraphrase: int | None = None) -> list[str]:
         """Key points of a record without hand-written ones (evaluator agent's, else derived), key as shown."""

@@ -1,8 +1,8 @@
 """Stage 2 of the lifecycle: an SME correction chat on each wrongly answered record, built into memory.
 
-Each chat runs against the chatbot without memory until the SME's scripted lines accept an answer;
-the memory-building team then turns the transcript into memories in the run's store. A redone
-conversation first forgets what an interrupted build of it left.
+Each chat runs against the chatbot without memory (with the scenario's knowledge, if any) until the
+SME's scripted lines accept an answer; the memory-building team then turns the transcript into memories
+in the run's store. A redone conversation first forgets what an interrupted build of it left.
 """
 
 from __future__ import annotations
@@ -74,9 +74,8 @@ async def _correct(run: Run, record: Record) -> Conversation:
     conversation = f"{run.scenario.name}:{record.id}"
     _discard_partial(run.engine, conversation)
     sme = build_sme_proxy(ScriptedInput(record.correction.script), name="sme")
-    chat = await run_correction(
-        build_chatbot(run.client, None, run.scenario.domain), sme, record.prompt(), run.scenario.max_correction_turns
-    )
+    chatbot = build_chatbot(run.client, run.knowledge_only(user_id), run.scenario.domain)
+    chat = await run_correction(chatbot, sme, record.prompt(), run.scenario.max_correction_turns)
     role = run.scenario.user(user_id).role
     state = BuildState(
         chat.turns,

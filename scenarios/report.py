@@ -151,8 +151,34 @@ def _stage4_lines(stage: Mapping[str, Any]) -> list[str]:
     return lines
 
 
+def stage_labels(report: Mapping[str, Any]) -> tuple[str, str]:
+    """What stages 1 and 3 were given: memory alone, or knowledge too when the scenario named some."""
+    if report.get("knowledge"):
+        return "Stage 1 (knowledge only)", "Stage 3 (knowledge + memory)"
+    return "Stage 1 (no memory)", "Stage 3 (memory)"
+
+
+def _knowledge_lines(report: Mapping[str, Any]) -> list[str]:
+    sources = report.get("knowledge")
+    if not isinstance(sources, list) or not sources:
+        return []
+    lines = ["## Knowledge base", "", "The scenario's knowledge files, loaded into the run's store:", ""]
+    rows = [[_get(s, "source"), str(_get(s, "version"))[:12], _get(s, "passages"), _get(s, "action")] for s in sources]
+    lines += _table("Source | Version | Passages | Loaded", rows)
+    counts = []
+    for number in (1, 3):
+        records = _get(report, f"stage{number}", "records")
+        if isinstance(records, list) and records:
+            cited = sum(bool(r.get("cited")) for r in records if isinstance(r, Mapping))
+            counts.append([f"Stage {number}", len(records), cited])
+    if counts:
+        lines += _table("Stage | Answers | Answers given knowledge passages", counts)
+    return lines
+
+
 def _comparison_lines(report: Mapping[str, Any]) -> list[str]:
     s1, s3 = _stage(report, 1), _stage(report, 3)
+    before_label, after_label = stage_labels(report)
     lines = ["## Before / after memory (Figure 4)", ""]
     if s1 is None and s3 is None:
         return [*lines, "Neither stage 1 nor stage 3 was run.", ""]
@@ -161,9 +187,9 @@ def _comparison_lines(report: Mapping[str, Any]) -> list[str]:
         before = _tokens_mean(s1) if key == "tokens" else _get(s1, key)
         after = _tokens_mean(s3) if key == "tokens" else _get(s3, key)
         rows.append([label, before, after, *_change(before, after)])
-    lines += _table("Metric | Stage 1 (no memory) | Stage 3 (memory) | Change | Relative", rows)
+    lines += _table(f"Metric | {before_label} | {after_label} | Change | Relative", rows)
     lines += ["## Correct / incorrect distribution (Figure 5)", ""]
-    runs = (("Stage 1 (no memory)", s1), ("Stage 3 (memory)", s3))
+    runs = ((before_label, s1), (after_label, s3))
     rows = [[name, _get(s, "distribution", "correct"), _get(s, "distribution", "incorrect")] for name, s in runs]
     return lines + _table("Run | Correct | Incorrect", rows)
 
@@ -179,6 +205,7 @@ def render_markdown(report: Mapping[str, Any], plots: Sequence[str] = ()) -> str
         f"Total wall time (s): {fmt(report.get('wall_s'))}",
         "",
     ]
+    lines += _knowledge_lines(report)
     lines += _comparison_lines(report)
     lines += effect_lines(report)
     for number in (1, 2, 3, 4):

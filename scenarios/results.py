@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from pydantic import Field
+
 from memory.ledger import LedgerRow, Refusal
 from scenarios import metrics
 from scenarios.rows import AnswerRow, BuildUsage, Conversation, ExpectationCheck, JsonModel, SessionRun
@@ -234,6 +236,15 @@ class SessionsResult(JsonModel):
     wall_s: float
 
 
+class KnowledgeRow(JsonModel):
+    """A knowledge source a run loaded from its scenario."""
+
+    source: str
+    version: str
+    passages: int
+    action: str  # added, replaced or unchanged (already in the run's store)
+
+
 class LifecycleReport(JsonModel):
     """A lifecycle run: the stages that ran, the store's memories, wall time and the files written."""
 
@@ -241,6 +252,7 @@ class LifecycleReport(JsonModel):
     model: dict[str, str | None]
     stages_run: list[int]
     embedder: str
+    knowledge: list[KnowledgeRow] = Field(default_factory=list)  # the scenario's knowledge files
     stage1: BaselineResult | None = None
     stage2: CorrectionsResult | EarlierCorrections | None = None
     stage3: InjectionResult | None = None

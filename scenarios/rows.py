@@ -57,6 +57,7 @@ class AnswerRow(UnitRow):
     kpcs: float
     aics: float
     injected: list[str]  # ids of the memories injected into the prompt
+    cited: list[str] = Field(default_factory=list)  # the knowledge passages given, as "[K1] source, section"
 
     @property
     def record_id(self) -> str:

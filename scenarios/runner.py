@@ -1,6 +1,7 @@
 """Run a scenario's four-stage MARK lifecycle (spec M8) into a run folder: isolated store, checkpoints, report.
 
-1 baseline: the chatbot answers every record without memory; 2 construction: an SME correction chat
+1 baseline: the chatbot answers every record without memory (with the scenario's knowledge files, when
+it names any: a knowledge-only baseline); 2 construction: an SME correction chat
 for each wrongly answered record, then the memory-building team; 3 injection: every record re-answered
 by its corrector, and every paraphrase (options re-lettered where the scenario says so) asked by another
 user, each in a new session with memory; 4 multi-user sessions that test whether corrections persist
@@ -25,7 +26,7 @@ from scenarios.checkpoint import Checkpoint
 from scenarios.context import Progress, Run, fingerprint
 from scenarios.corrections import stage2, summarise_corrections
 from scenarios.report import write_report
-from scenarios.results import BaselineResult, EarlierCorrections, LifecycleReport
+from scenarios.results import BaselineResult, EarlierCorrections, KnowledgeRow, LifecycleReport
 from scenarios.rows import Conversation
 from scenarios.schema import Scenario, ScenarioError
 from scenarios.sessions import stage4
@@ -66,6 +67,7 @@ async def run_lifecycle(
         run = Run(scenario, engine, client or build_client(settings), checkpoint)
         if progress is not None:
             run.progress = progress
+        loaded = _load_knowledge(run)
         earlier = recorded(checkpoint, 2, Conversation)
         run.corrected = {c.record for c in earlier}
         report = LifecycleReport(
@@ -73,6 +75,7 @@ async def run_lifecycle(
             model=describe_provider(settings),
             stages_run=stages,
             embedder=engine.embedder.name,
+            knowledge=loaded,
             memories={},
             memory_ledger=[],
             refused=[],
@@ -96,6 +99,19 @@ async def run_lifecycle(
     report.wall_s = time.monotonic() - started
     report.files = {k: str(v) for k, v in write_report(out_dir, report.as_json()).items()}
     return report
+
+
+def _load_knowledge(run: Run) -> list[KnowledgeRow]:
+    """Add the scenario's knowledge files to the run's store (unchanged files are left as they are)."""
+    files = run.scenario.knowledge_files()
+    if not files:
+        return []
+    run.knowledge = run.engine.knowledge
+    added = run.knowledge.add(files, now=utcnow(), actor="lifecycle")
+    return [
+        KnowledgeRow(source=r.source.name, version=r.source.version, passages=r.source.chunks, action=r.action.value)
+        for r in added
+    ]
 
 
 def _wrong(scenario: Scenario, stage1_result: BaselineResult | None) -> list[str]:

@@ -21,6 +21,7 @@ from pydantic import (
     BaseModel,
     ConfigDict,
     Field,
+    PrivateAttr,
     ValidationError,
     field_validator,
     model_serializer,
@@ -219,6 +220,15 @@ class Scenario(BaseModel):
     k: int = Field(default=1, ge=1, le=10)  # memories injected per type (MARK injects the top one)
     llm_key_points: bool = False  # extract missing key points with the evaluator agent (one call per record)
     paraphrase_user: str | None = None  # who asks paraphrases in stage 3 (default: the first non-SME user)
+    # knowledge files (Markdown, text, HTML, PDF) for the run's knowledge base: a path relative to the
+    # scenario file, or the name of a bundled file in scenarios/data/knowledge/. Stage 1 then answers
+    # with knowledge only, stage 3 with knowledge and memory.
+    knowledge: list[str] = Field(default_factory=list)
+    _folder: Path = PrivateAttr(default=Path("."))
+
+    def knowledge_files(self) -> list[Path]:
+        """The knowledge files as paths (checked to exist when the scenario was loaded)."""
+        return [knowledge_path(self._folder, entry) for entry in self.knowledge]
 
     @field_validator("preset")
     @classmethod
@@ -327,8 +337,31 @@ def _line_of(data: Any, loc: tuple[int | str, ...]) -> int | None:
     return line
 
 
+KNOWLEDGE = BUNDLED / "knowledge"
+
+
+def knowledge_path(folder: Path, entry: str) -> Path:
+    """A scenario's knowledge entry as a path: beside the scenario file, else a bundled knowledge file."""
+    given = Path(entry)
+    local = given if given.is_absolute() else folder / given
+    if local.is_file() or given.is_absolute():
+        return local
+    shipped = KNOWLEDGE / given
+    return shipped if shipped.is_file() else local
+
+
+def _check_knowledge(path: Path, scenario: Scenario, data: dict[str, Any]) -> None:
+    for i, (entry, file) in enumerate(zip(scenario.knowledge, scenario.knowledge_files(), strict=True)):
+        if not file.is_file():
+            line = _line_of(data, ("knowledge", i))
+            at = f":{line}" if line else ""
+            raise ScenarioError(
+                f"{path}{at}: knowledge.{i}: no file {entry!r} beside the scenario or among the bundled knowledge files"
+            )
+
+
 def load_scenario(path: Path) -> Scenario:
-    """Load and validate a scenario file."""
+    """Load and validate a scenario file (its knowledge files must exist)."""
     try:
         text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
@@ -342,7 +375,7 @@ def load_scenario(path: Path) -> Scenario:
     if not isinstance(data, dict):
         raise ScenarioError(f"{path}: a scenario is a YAML mapping with name, users, records, ...")
     try:
-        return Scenario.model_validate(_strip(data))
+        scenario = Scenario.model_validate(_strip(data))
     except ValidationError as exc:
         first = exc.errors()[0]
         loc: tuple[int | str, ...] = tuple(p for p in first["loc"] if isinstance(p, (int, str)))
@@ -355,6 +388,9 @@ def load_scenario(path: Path) -> Scenario:
         field = ".".join(str(p) for p in loc) or "scenario"
         at = f":{line}" if line else ""
         raise ScenarioError(f"{path}{at}: {field}: {message}") from exc
+    scenario._folder = path.resolve().parent
+    _check_knowledge(path, scenario, data)
+    return scenario
 
 
 def bundled() -> dict[str, Path]:

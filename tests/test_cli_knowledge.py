@@ -140,3 +140,26 @@ def test_knowledge_help_loads_no_store_and_search_no_model_stack(tmp_path: Path)
     modules = loaded_after(["knowledge", "--help"], home=tmp_path / "home")
     assert "commands.knowledge_cmds" in modules and top_level(modules, ("chromadb", *MODEL_STACK)) == []
     assert "commands.knowledge_cmds" not in loaded_after(["--help"], home=tmp_path / "home")
+
+
+def test_ask_answers_knowledge_first_and_cites_the_passages(
+    kb_home: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "guide.md").write_text(GUIDE, encoding="utf-8")
+    assert run(capsys, "knowledge", "add", "guide.md")[0] == 0
+    replies = tmp_path / "replies.json"
+    replies.write_text(json.dumps(["Tropicamide 1% dilates within 20 minutes [K1]."] * 2), encoding="utf-8")
+    monkeypatch.setenv("MARK_PROVIDER", "replay")
+    monkeypatch.setenv("MARK_REPLAY_FILE", str(replies))
+    monkeypatch.setenv("MARK_KNOWLEDGE_INJECT_MIN_SIMILARITY", "0.1")
+    code, answer, err = run(capsys, "ask", "how fast does tropicamide dilate the pupil", "--json")
+    assert code == 0, err
+    assert isinstance(answer, dict) and answer["answer"] == "Tropicamide 1% dilates within 20 minutes [K1]."
+    first = answer["citations"][0]
+    assert (first["label"], first["source"], first["section"]) == (
+        "K1",
+        "guide.md",
+        "Tropicamide",
+    )
+    code, shown, _ = run(capsys, "ask", "how fast does tropicamide dilate the pupil")
+    assert code == 0 and isinstance(shown, str) and "\nSources: [K1] guide.md, Tropicamide" in shown

@@ -3,14 +3,18 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 from autogen_ext.models.replay import ReplayChatCompletionClient
 
 from agents.building import BuildAction, BuildState, Candidate, ReviewPolicy, Turn
 from agents.reviewers import ReviewAction, ReviewDecision
 from agents.steps import committer_step, veracity_step
+from memory.config import KnowledgeConfig
 from memory.engine import MemoryEngine
+from memory.knowledge_check import Stance
 from memory.models import Category, MemoryType, Source, Status
+from tests.conftest import NOW
 
 TURNS = [
     Turn(role="user", content="Concentration of tropicamide: a) 0.01 b) 0.02"),
@@ -72,14 +76,82 @@ def _checks(*scores: float) -> str:
     return json.dumps({"checks": [{"n": n, "score": s} for n, s in enumerate(scores, 1)]})
 
 
-async def test_veracity_checker_sets_the_field_the_graph_routes_on() -> None:
+async def test_veracity_checker_sets_the_field_the_graph_routes_on(engine: MemoryEngine) -> None:
     state = BuildState(TURNS, "sme-1", source=Source.SME)
     state.candidates = [_candidate("The user asks about eye drops."), _candidate("The user asks in decimals.")]
-    report = await veracity_step(ReplayChatCompletionClient([_checks(1.0, 0.5)]))(state)
+    report = await veracity_step(engine, ReplayChatCompletionClient([_checks(1.0, 0.5)]))(state)
     assert (state.needs_review, report) == (False, "no review needed")
 
     state.candidates.append(_candidate("The user wants percentages."))
-    report = await veracity_step(ReplayChatCompletionClient([_checks(1.0, 0.5, 0.0)]))(state)
+    report = await veracity_step(engine, ReplayChatCompletionClient([_checks(1.0, 0.5, 0.0)]))(state)
     # F = 0: the fact check contradicts the third memory, so it goes to a reviewer
     assert [c.review_reason for c in state.candidates] == ["", "", "the fact check contradicts it"]
     assert (state.needs_review, report) == (True, "review: 1 memory(ies) need a reviewer")
+
+
+GUIDE = """# Tropicamide
+
+Tropicamide eye drops are used at 0.5% or 1%; the pupil dilates within 20 to 30 minutes.
+
+# Glasgow Coma Scale
+
+The scale scores eye opening, verbal response and motor response.
+"""
+
+RIGHT = "Tropicamide eye drops are used at 0.5% or 1%."
+WRONG = "Tropicamide eye drops are used at 50%."
+
+
+async def test_the_knowledge_base_is_evidence_for_the_fact_check_and_the_review_policy(
+    engine: MemoryEngine, tmp_path: Path
+) -> None:
+    guide = tmp_path / "guide.md"
+    guide.write_text(GUIDE, encoding="utf-8")
+    engine.knowledge.config = KnowledgeConfig(inject_min_similarity=0.05, inject_margin=1.0)
+    engine.knowledge.add([guide], now=NOW)
+    state = BuildState(TURNS, "sme-1", source=Source.SME)
+    state.candidates = [
+        Candidate(
+            type=MemoryType.RESIDUAL, text="Tropicamide eye drops are used at 0.5% or 1%.", category=Category.FACT
+        ),
+        Candidate(type=MemoryType.RESIDUAL, text="Tropicamide eye drops are used at 50%.", category=Category.FACT),
+    ]
+    client = ReplayChatCompletionClient([_checks(1.0, 0.5)])
+    report = await veracity_step(engine, client)(state)
+    supported, contradicted = state.candidates
+    assert supported.knowledge is not None and supported.knowledge.stance is Stance.SUPPORTS
+    assert contradicted.knowledge is not None and contradicted.knowledge.stance is Stance.CONTRADICTS
+    # a memory the knowledge base contradicts goes to a reviewer, with the passage beside it
+    assert supported.review_reason == ""
+    assert contradicted.review_reason.startswith("contradicts the knowledge base (guide.md, Tropicamide)")
+    assert "0.5% or 1%" in contradicted.review_reason
+    assert (state.needs_review, report) == (True, "review: 1 memory(ies) need a reviewer")
+    # the passages were in the fact check's evidence, and the build says how much evidence it had
+    sent = "\n".join(str(m.content) for m in client.create_calls[0]["messages"])
+    assert "Reference passages from the knowledge base" in sent and "[guide.md, Tropicamide]" in sent
+    stats = state.evidence_stats
+    assert (stats.candidates, stats.with_passages, stats.supported, stats.contradicted) == (2, 2, 1, 1)
+    assert stats.fact_checks == {"1.0": 1, "0.5": 1}
+
+
+async def test_a_write_the_knowledge_base_contradicts_waits_for_a_reviewer(
+    engine: MemoryEngine, tmp_path: Path
+) -> None:
+    guide = tmp_path / "guide.md"
+    guide.write_text(GUIDE, encoding="utf-8")
+    engine.knowledge.config = KnowledgeConfig(inject_min_similarity=0.05, inject_margin=1.0)
+    engine.knowledge.add([guide], now=NOW)
+    # the same policy for every entry point: an SME's shared memory would be active at once, but not this one
+    wrong = engine.add(
+        "Tropicamide eye drops are used at 50%.", MemoryType.RESIDUAL, "dr-a", source=Source.SME, now=NOW
+    )
+    right = engine.add(
+        "Tropicamide eye drops are used at 0.5% or 1%.", MemoryType.RESIDUAL, "dr-a", source=Source.SME, now=NOW
+    )
+    assert wrong.record.status is Status.PENDING_REVIEW
+    assert right.record.status is Status.ACTIVE
+    created = engine.history(wrong.record.id)[0]
+    assert created.detail["knowledge"].startswith("knowledge contradicts (guide.md, Tropicamide)")
+    # a supporting passage is a trusted neighbour: it raises the consistency term of veracity
+    plain = engine.add("Atropine drops last up to two weeks.", MemoryType.RESIDUAL, "dr-a", source=Source.SME, now=NOW)
+    assert right.record.veracity > plain.record.veracity

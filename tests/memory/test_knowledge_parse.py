@@ -161,3 +161,9 @@ def test_overlap_must_be_below_the_size() -> None:
         KnowledgeConfig(chunk_tokens=50, overlap_tokens=50)
     with pytest.raises(ValueError, match="below the passage size"):
         chunk_paragraphs(["x"], 5, 5, count_words)
+
+
+def test_markdown_comments_are_not_knowledge() -> None:
+    # an HTML comment is never shown to a Markdown reader (the bundled notes keep their record list in one)
+    text = "<!--\nrecords mmcqa-1, mmcqa-2\n-->\n# Drops\n\nShown <!-- hidden --> text.\n```\n<!-- code -->\n```\n"
+    assert parse_markdown(text) == [Block(section="Drops", page=None, paragraphs=["Shown text. <!-- code -->"])]

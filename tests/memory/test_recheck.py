@@ -11,11 +11,13 @@ from __future__ import annotations
 
 import math
 from datetime import datetime, timedelta
+from pathlib import Path
 
 import pytest
 
-from memory import recheck
+from memory import recheck, review
 from memory.audit import Event, EventKind
+from memory.config import KnowledgeConfig
 from memory.engine import MemoryEngine
 from memory.maintenance import maintain
 from memory.models import Classification, MemoryRecord, MemoryType, Source, Status, VoterRole
@@ -195,3 +197,41 @@ def test_apply_fact_check_external_confirmation(engine: MemoryEngine) -> None:
     assert event.kind is EventKind.RECHECK and event.detail["veracity_before"] == pytest.approx(V72)
     with pytest.raises(ValueError):
         apply_fact_check(engine, rec.id, 0.7, now=DAY72)
+
+
+GUIDE = "# Tropicamide\n\nTropicamide eye drops are used at 0.5% or 1%; the pupil dilates within 20 to 30 minutes.\n"
+
+
+def _with_guide(engine: MemoryEngine, tmp_path: Path, at: datetime) -> None:
+    guide = tmp_path / "guide.md"
+    guide.write_text(GUIDE, encoding="utf-8")
+    engine.knowledge.config = KnowledgeConfig(inject_min_similarity=0.05)
+    engine.knowledge.add([guide], now=at)
+
+
+def test_a_passage_is_evidence_that_refreshes_a_due_memory(engine: MemoryEngine, tmp_path: Path) -> None:
+    rec = engine.add("tropicamide eye drops are used at 0.5% or 1%", UQ, "alice", now=NOW).record
+    _with_guide(engine, tmp_path, DAY72)  # added after the memory: the write could not use it
+    (decision,) = recheck.plan(engine, DAY72)
+    assert (decision.memory_id, decision.action, decision.evidence) == (
+        rec.id,
+        RecheckAction.REFRESH,
+        [Evidence.KNOWLEDGE],
+    )
+    assert decision.reason == "confirmed by knowledge"
+
+
+def test_a_passage_that_contradicts_sends_a_memory_to_review_before_it_is_due(
+    engine: MemoryEngine, tmp_path: Path
+) -> None:
+    wrong = engine.add("tropicamide eye drops are used at 50%", RES, "dr-ana", source=Source.SME, now=NOW).record
+    assert wrong.status is Status.ACTIVE  # the guide was not there yet
+    _with_guide(engine, tmp_path, NOW + timedelta(days=1))
+    report = maintain(engine, NOW + timedelta(days=1))  # far from due (an SME fact decays for a year)
+    (decision,) = report.rechecks
+    assert decision.action is RecheckAction.REVIEW and decision.reason.startswith("knowledge contradicts (guide.md")
+    assert "0.5% or 1%" in decision.reason
+    assert engine.get(wrong.id).status is Status.PENDING_REVIEW
+    # a reviewer who approves it anyway has the last word: the next maintenance leaves it alone
+    review.approve(engine, wrong.id, "dr-bo", now=NOW + timedelta(days=2))
+    assert maintain(engine, NOW + timedelta(days=3)).rechecks == []

@@ -140,3 +140,45 @@ async def test_later_stages_report_corrections_of_an_earlier_run(settings: Setti
     assert later.stage2.table5.conversations == first.stage2.table5.conversations
     assert later.stage3.corrected.n == first.stage2.table5.conversations
     assert later.stage1 is None and "stage1" not in later.as_json()  # a stage not run is absent, not null
+
+
+def _with_knowledge(tmp_path: Path, *files: str) -> Path:
+    """The tropicamide scenario naming knowledge files (resolved beside it, else among the bundled ones)."""
+    text = bundled()["tropicamide"].read_text(encoding="utf-8")
+    path = tmp_path / "tropicamide-knowledge.yaml"
+    path.write_text(text + "knowledge:\n" + "".join(f"  - {f}\n" for f in files), encoding="utf-8")
+    return path
+
+
+async def test_knowledge_only_baseline_then_knowledge_and_memory(settings: Settings, tmp_path: Path) -> None:
+    scenario = load_scenario(_with_knowledge(tmp_path, "ophthalmic-pharmacology.md"))
+    client = society()
+    report = await run_lifecycle(scenario, settings, tmp_path / "run", client=client, stages=[1, 2, 3])
+    assert [(k.source, k.action) for k in report.knowledge] == [("ophthalmic-pharmacology.md", "added")]
+    s1, s3 = report.stage1, report.stage3
+    assert s1 is not None and s3 is not None
+    # stage 1 is given knowledge (cited per answer) and no memory; stage 3 both
+    assert all(r.cited and not r.injected for r in s1.records)
+    assert all(r.cited for r in s3.records) and any(r.injected for r in s3.records)
+    assert all(c.startswith("[K1] ophthalmic-pharmacology.md, ") for r in s1.records for c in r.cited[:1])
+    prompts = ["\n".join(str(m.content) for m in messages) for messages, _ in client.calls]
+    answers = [p for p in prompts if "Answer from established domain" in p]
+    assert answers and all("<knowledge>" in p for p in answers)
+    assert any("<refined_memories>" in p and "a passage disagree" in p for p in answers)
+    markdown = (tmp_path / "run" / "report.md").read_text()
+    assert "## Knowledge base" in markdown and "Stage 1 (knowledge only)" in markdown
+    assert "Stage 3 (knowledge + memory)" in markdown
+    # a re-run finds the knowledge already in the run's store: nothing is added twice
+    again = await run_lifecycle(scenario, settings, tmp_path / "run", client=society(), stages=[1])
+    assert [k.action for k in again.knowledge] == ["unchanged"]
+
+
+def test_a_missing_knowledge_file_is_named_with_its_line(tmp_path: Path) -> None:
+    path = _with_knowledge(tmp_path, "ophthalmic-pharmacology.md", "no-such-guide.md")
+    with pytest.raises(ScenarioError) as caught:
+        load_scenario(path)
+    line = path.read_text().splitlines().index("knowledge:") + 1  # the field's line (list items carry none)
+    assert str(caught.value) == (
+        f"{path}:{line}: knowledge.1: no file 'no-such-guide.md' beside the scenario or among the bundled"
+        " knowledge files"
+    )
