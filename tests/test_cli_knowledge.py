@@ -7,23 +7,13 @@ from pathlib import Path
 
 import pytest
 
-import cli
 from tests.knowledge_files import write_pdf
+from tests.test_cli_memory import run
 from tests.test_cli_startup import MODEL_STACK, loaded_after, top_level
 
 GUIDE = (
     "# Tropicamide\n\nTropicamide 1% dilates the pupil within 20 minutes.\n\n# Atropine\n\nAtropine lasts two weeks.\n"
 )
-
-
-def run(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, object, str]:
-    code = cli.main(list(args))
-    captured = capsys.readouterr()
-    try:
-        data: object = json.loads(captured.out)
-    except json.JSONDecodeError:
-        data = captured.out
-    return code, data, captured.err
 
 
 @pytest.fixture

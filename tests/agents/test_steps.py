@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 from autogen_ext.models.replay import ReplayChatCompletionClient
 
 from agents.building import BuildAction, BuildState, Candidate, ReviewPolicy, Turn
@@ -102,13 +103,18 @@ RIGHT = "Tropicamide eye drops are used at 0.5% or 1%."
 WRONG = "Tropicamide eye drops are used at 50%."
 
 
-async def test_the_knowledge_base_is_evidence_for_the_fact_check_and_the_review_policy(
-    engine: MemoryEngine, tmp_path: Path
-) -> None:
+@pytest.fixture
+def guided(engine: MemoryEngine, tmp_path: Path) -> MemoryEngine:
+    """The engine with GUIDE in its knowledge base (floors for the hashing embedder)."""
     guide = tmp_path / "guide.md"
     guide.write_text(GUIDE, encoding="utf-8")
     engine.knowledge.config = KnowledgeConfig(inject_min_similarity=0.05, inject_margin=1.0)
     engine.knowledge.add([guide], now=NOW)
+    return engine
+
+
+async def test_the_knowledge_base_is_evidence_for_the_fact_check_and_the_review_policy(guided: MemoryEngine) -> None:
+    engine = guided
     state = BuildState(TURNS, "sme-1", source=Source.SME)
     state.candidates = [
         Candidate(
