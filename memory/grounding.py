@@ -40,6 +40,7 @@ from memory.wording import (
     negated_stems,
     negation_subject,
     normal,
+    positive_text,
     stems,
     stemset,
 )
@@ -59,6 +60,7 @@ __all__ = [
 
 UNSAID_SHARE = 0.25  # the share of a memory's content words its source may not vouch for
 NEGATED_SUPPORT = 0.5  # a negated source sentence must cover this share of the memory to contradict it
+SELF_DENIAL = 2  # stems a memory asserts in one chunk and negates in another, as the source negated them
 MODEL_WORDS = 2  # chatbot-only words that make a memory a repeat of the rejected answer
 
 _ASKING = re.compile(r"\b(?:ask|asks|asked|asking|question|questions|wonders|wondered|wants to know)\b", re.I)
@@ -135,6 +137,32 @@ def _contradiction(memory: str, texts: Sequence[str]) -> str | None:
             same_subject = subject <= mine if subject else True
             if against and covered >= NEGATED_SUPPORT and same_subject:
                 return clause
+    return _self_contradiction(memory, texts)
+
+
+def _self_contradiction(memory: str, texts: Sequence[str]) -> str | None:
+    """A source clause negating what one chunk of the memory asserts and another chunk negates, if any.
+
+    "GNAS mutations are inherited from a parent, like Y, so it is not inherited from a parent" asserts
+    the chatbot's rejected argument and then the expert's negation of it; the memory as a whole negates
+    those words, so the check above misses the positive chunk. Two shared stems at least: "a microtubule
+    protein, not a filament protein" shares only one. A chunk the source itself said positively (its
+    own sentence, copied) is not checked.
+    """
+    chunks = [c for c in CHUNK.split(memory) if c.strip()]
+    if len(chunks) < 2:
+        return None
+    denied = negated_stems(memory)
+    said = [set(stems(positive_text(c))) for text in texts for c in clauses(text)]
+    for chunk in chunks:
+        both = asserted_stems(chunk) & denied
+        mine = set(stems(chunk))
+        if len(both) < SELF_DENIAL or any(len(mine & s) >= (1 - UNSAID_SHARE) * len(mine) for s in said):
+            continue
+        for text in texts:
+            for clause in clauses(text):
+                if len(negated_stems(clause) & both) >= SELF_DENIAL:
+                    return clause
     return None
 
 
@@ -271,6 +299,17 @@ def _option_check(text: str, evidence: Evidence, source: Sequence[str]) -> GateV
     negative_question = bool(NEGATION.search(question_stem(evidence.question)))
     for chunk in (c for c in CHUNK.split(text) if c.strip()):
         for letter in sorted(named_options(chunk, options, positive_only=not negative_question) - known.accepted):
+            whole = _within_accepted(letter, text, options, known.accepted)
+            if whole is not None:  # part of an accepted option of several parts
+                if whole:
+                    continue
+                inside = set(stems(options[letter]))
+                wider = next(a for a in sorted(known.accepted) if inside < set(stems(options[a])))
+                return GateVerdict(
+                    ok=False,
+                    reason=GateReason.OTHER_OPTION,
+                    detail=f"names {letter}) {options[letter]}, only part of the accepted {wider}) {options[wider]}",
+                )
             said_with = [c for c in source_clauses if letter in named_options(c, options)]
             best = _support_sentences(chunk, said_with)
             needed = 1.0 if letter in known.rejected else 1 - UNSAID_SHARE
@@ -296,6 +335,21 @@ def _option_check(text: str, evidence: Evidence, source: Sequence[str]) -> GateV
             detail=f"says something of {letter}) {options[letter]}, which the source never mentioned",
         )
     return None
+
+
+def _within_accepted(letter: str, text: str, options: dict[str, str], accepted: set[str]) -> bool | None:
+    """For an option whose words are all inside an accepted option's: whether ``text`` names that one in full.
+
+    None when no accepted option contains it. "Potassium oxalate" inside the accepted "Potassium oxalate +
+    sodium fluoride": a memory with both parts speaks of the accepted answer, one with the first part
+    alone names another option.
+    """
+    mine = set(stems(options[letter]))
+    wider = [a for a in accepted if mine < set(stems(options[a]))]
+    if not wider:
+        return None
+    said = set(stems(text))
+    return any(set(stems(options[a])) <= said for a in wider)
 
 
 def accepted_option(evidence: Evidence) -> tuple[str, str] | None:

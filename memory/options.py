@@ -74,6 +74,13 @@ def named_options(text: str, options: dict[str, str], positive_only: bool = Fals
         }
         found -= {a for a in found for b in found if a != b and full[a] < full[b]}
         named |= found | (letters_named(chunk) & set(options))
+    if positive_only and len(chunks) > 1:
+        # an option of several parts may be named across chunks ("you need sodium fluoride, ... with
+        # potassium oxalate"): it then wins over the shorter option inside it ("Potassium oxalate")
+        said = set().union(*(set(stems(chunk)) for chunk in chunks))
+        spanning = {letter for letter, mine in full.items() if mine and mine <= said}
+        named -= {a for a in named for b in spanning if a != b and full[a] < full[b]}
+        named |= {b for b in spanning if any(full[a] < full[b] for a in named | spanning if a != b)}
     return named
 
 

@@ -6,7 +6,7 @@ import pytest
 
 from memory.grounding import Evidence, GateReason, accepted_option, check
 from memory.models import MemoryType
-from memory.options import parse_options, unletter
+from memory.options import named_options, parse_options, unletter
 from memory.wording import clauses, negated_stems, positive_text, stems
 
 R, Q, L = MemoryType.RESIDUAL, MemoryType.USER_QUESTION, MemoryType.LLM_RESPONSE
@@ -223,3 +223,54 @@ def test_in_a_negative_question_a_negated_option_is_still_an_answer() -> None:
     wrong = "Internal occlusal rest in a partial denture does not provide vertical stop."
     assert check(wrong, R, facts).reason is GateReason.REJECTED_ANSWER
     assert check("Internal occlusal rest in a partial denture does not provide retention.", R, facts).ok
+
+
+RENAL = (
+    "Which drugs are given together for renal colic? A) Diclofenac + tamsulosin B) Diclofenac C) Morphine D) Codeine"
+)
+RENAL_SME = ["Pain relief alone is half of it: diclofenac for the pain, and tamsulosin, which relaxes the ureter."]
+
+
+def renal() -> Evidence:
+    chose = "Answer: C) Morphine, the strongest painkiller."
+    return Evidence(
+        question=RENAL,
+        source_said=RENAL_SME,
+        user_said=[RENAL, *RENAL_SME],
+        model_said=[chose],
+        model_rejected=[chose],
+    )
+
+
+def test_an_option_of_several_parts_is_named_across_chunks_and_wins_over_its_part() -> None:
+    options = parse_options(RENAL)
+    # "diclofenac" and "tamsulosin" stand in different chunks of the expert's sentence: A, not B
+    assert named_options(RENAL_SME[0], options, positive_only=True) == {"A"}
+    assert accepted_option(renal()) == ("A", "Diclofenac + tamsulosin")
+    # a memory naming only the part (B) names another option; both parts together are the answer
+    part = check("For renal colic the answer is diclofenac.", R, renal())
+    assert (part.ok, part.reason) == (False, GateReason.OTHER_OPTION)
+    assert part.detail == "names B) Diclofenac, only part of the accepted A) Diclofenac + tamsulosin"
+    assert check("For renal colic, give diclofenac for the pain and tamsulosin.", R, renal()).ok
+
+
+def test_a_memory_that_asserts_the_rejected_argument_then_negates_it_is_refused() -> None:
+    question = "Rickets with normal calcium is usually: A) Hypophosphataemic B) Nutritional C) Renal D) Hepatic"
+    sme = ["No. Hypophosphataemic rickets is X-linked, so it is inherited, and it is not caused by a poor diet."]
+    argued = "But a poor diet causes hypophosphataemic rickets, as in nutritional rickets?"
+    facts = Evidence(
+        question=question,
+        source_said=sme,
+        user_said=[question, *sme],
+        model_said=["B) Nutritional.", argued],
+        model_rejected=["B) Nutritional.", argued],
+    )
+    # the first chunk repeats the chatbot's argument, the last one the expert's negation of it
+    mixed = check(
+        "A poor diet causes hypophosphataemic rickets, like nutritional rickets, so it is not caused by a poor diet.",
+        R,
+        facts,
+    )
+    assert (mixed.ok, mixed.reason) == (False, GateReason.NEGATED)
+    # the expert's own sentence, copied, asserts and negates different things: it passes
+    assert check(sme[0], R, facts).ok
