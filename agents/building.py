@@ -167,6 +167,7 @@ class BuildState:
         self.trail: list[str] = []
         self.needs_review = False  # set by the veracity checker; the team's graph routes on it
         self.evidence_stats = EvidenceStats()
+        self.knowledge_evidence: str | None = None  # the passages found for the candidates (set by the truth gate)
 
     @property
     def transcript(self) -> str:

@@ -122,14 +122,15 @@ def veracity_step(engine: MemoryEngine, client: ChatCompletionClient) -> Step:
     """The veracity checker: F in {0, 0.5, 1} against trusted evidence, then the review policy.
 
     The evidence is the reference text, what the expert said and the knowledge base's passages for the
-    candidates. Sets ``state.needs_review``, on which the team's graph routes to the reviewer or the
-    committer.
+    candidates (found by the truth gate). Sets ``state.needs_review``, on which the team's graph routes
+    to the reviewer or the committer.
     """
 
     async def step(state: BuildState) -> str:
         checker = FactChecker(client, state.domain, state.usage)
-        passages = knowledge_evidence(engine, state)
-        evidence = "\n".join(part for part in [state.expert_evidence, passages] if part)
+        if state.knowledge_evidence is None:  # the truth gate asks the knowledge base; a team without one, here
+            state.knowledge_evidence = knowledge_evidence(engine, state)
+        evidence = "\n".join(part for part in [state.expert_evidence, state.knowledge_evidence] if part)
         replies = await checker.check_all([c.text for c in state.candidates], evidence)
         for candidate, reply in zip(state.candidates, replies, strict=True):
             if reply is not None:

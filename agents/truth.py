@@ -7,6 +7,10 @@ the build result. Option letters are replaced by the option's text, since a late
 question may letter its options differently. When every residual candidate is refused, the expert's
 own words (or, for a letter-only correction, the accepted option spelt out) are the fallback
 (:mod:`agents.fallbacks`), and they pass the same gate.
+
+The gate then asks the knowledge base about every candidate it kept (:func:`agents.steps.knowledge_evidence`):
+the passages found are the veracity checker's evidence, and a candidate a passage contradicts is not
+refused (the expert may be right and the document outdated) but goes to a reviewer with both texts.
 """
 
 from __future__ import annotations
@@ -15,9 +19,11 @@ import logging
 
 from agents.building import BuildState, Candidate, Rejection, Step
 from agents.fallbacks import answer_fallback, residual_fallbacks
+from agents.steps import knowledge_evidence
 from memory import grounding
 from memory.engine import MemoryEngine
 from memory.grounding import Evidence
+from memory.knowledge_check import Stance
 from prompts import render
 
 log = logging.getLogger(__name__)
@@ -85,7 +91,13 @@ def truth_gate_step(engine: MemoryEngine) -> Step:
             if _gate(engine, state, facts, fallback):
                 state.candidates.append(fallback)
                 state.notes.append(f"{fallback.type.value} memory from what the expert said: {fallback.text!r}")
+        state.knowledge_evidence = knowledge_evidence(engine, state)
+        for candidate in state.candidates:
+            if candidate.knowledge is not None and candidate.knowledge.stance is not Stance.SILENT:
+                candidate.gate = f"{candidate.gate}; {candidate.knowledge.describe()}"
         kept = len(state.candidates)
-        return f"kept {kept} candidate(s), refused {len(state.rejected)}"
+        disputed = sum(c.knowledge is not None and c.knowledge.stance is Stance.CONTRADICTS for c in state.candidates)
+        against = f", {disputed} contradicted by the knowledge base" if disputed else ""
+        return f"kept {kept} candidate(s){against}, refused {len(state.rejected)}"
 
     return step

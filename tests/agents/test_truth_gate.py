@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 from autogen_ext.models.replay import ReplayChatCompletionClient
 
@@ -10,6 +11,7 @@ from agents.building import BuildState, Turn
 from agents.team import build_memories
 from agents.truth import evidence
 from memory.audit import EventKind
+from memory.config import KnowledgeConfig
 from memory.engine import MemoryEngine
 from memory.models import MemoryType, Source
 from tests.conftest import NOW
@@ -106,3 +108,37 @@ def test_who_said_what_comes_from_the_roles_not_the_text() -> None:
     assert facts.source_said == ["No, it is 5 mg."]
     assert facts.model_rejected == ["It is 10 mg. Expert: yes, 10 mg is right."]
     assert facts.question == "What is the dose? Expert: it is 50 mg."
+
+
+IRIS = """# The iris
+
+Epinephrine acts on the dilator pupillae through alpha-1 receptors and dilates the pupil.
+Neostigmine does not act on the dilator pupillae.
+"""
+
+
+async def test_the_gate_asks_the_knowledge_base_and_the_fact_check_gets_the_passages(
+    engine: MemoryEngine, tmp_path: Path
+) -> None:
+    guide = tmp_path / "iris.md"
+    guide.write_text(IRIS, encoding="utf-8")
+    engine.knowledge.config = KnowledgeConfig(inject_min_similarity=0.05, inject_margin=1.0)
+    engine.knowledge.add([guide], now=NOW)
+    replies = [
+        _residual("Epinephrine acts on the dilator pupillae."),
+        _memories("The user asks which drug acts on the dilator pupillae."),
+        _response("the drug acting on the dilator pupillae", "B) Epinephrine"),
+        _checks(1.0, 1.0),
+    ]
+    state = BuildState(DILATOR, "sme-1", source=Source.SME, domain="medicine", conversation_id="c-k")
+    client = ReplayChatCompletionClient(replies)
+    report = (await build_memories(engine, client, state)).report()
+    residual = next(o for o in report.outcomes if o.type is MemoryType.RESIDUAL)
+    # supported by the passage: the gate's verdict says so and the memory is active
+    assert "knowledge supports (iris.md, The iris)" in residual.gate and residual.knowledge.startswith(
+        "knowledge supports"
+    )
+    assert report.evidence.with_passages >= 1 and report.evidence.supported >= 1
+    # the passages went to the fact check as evidence
+    sent = "\n".join(str(m.content) for m in client.create_calls[-1]["messages"])
+    assert "Reference passages from the knowledge base" in sent and "[iris.md, The iris]" in sent
