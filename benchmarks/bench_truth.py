@@ -12,7 +12,8 @@ partial agreement, the chatbot arguing back). Every row lists the facts the SME 
 claims that are false (the rejected answer and any wrong argument), each with keyword groups.
 Conversations truth-001..truth-020 are the ``dev`` split (for tuning), the rest of truth-001..truth-072
 ``test`` (reported); truth-073..truth-107 are the ``fresh`` split, written after the gate rules were tuned
-and never used to tune them.
+and never used to tune them. Truth-108..truth-142 are the ``fresh2`` split, written after the gate changes of
+session 6 and never used to tune anything.
 
 Each conversation is built with ``agents.team.build_memories`` (SME source, domain medicine) into a
 FRESH temporary store, with the real model loaded once. Then every memory in the store is read back
@@ -259,7 +260,7 @@ def print_memories(runs: Sequence[dict[str, Any]]) -> None:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument(
-        "--split", choices=["dev", "test", "fresh", "all"], default="dev", help="conversations to build"
+        "--split", choices=["dev", "test", "fresh", "fresh2", "all"], default="dev", help="conversations to build"
     )
     parser.add_argument("--limit", type=int, help="build only the first N selected conversations")
     parser.add_argument("--ids", help="comma-separated conversation ids (overrides --split)")
