@@ -35,7 +35,11 @@ knowledge_app = lazy_typer(
 )
 app.add_typer(memory_app, name="memory")
 app.add_typer(review_app, name="review")
+history_app = lazy_typer(
+    "commands.history_cmds:history_app", "A user's conversation history as episodic events: search and list."
+)
 app.add_typer(knowledge_app, name="knowledge")
+app.add_typer(history_app, name="history")
 app.add_typer(lifecycle_app, name="lifecycle")
 app.add_typer(scenario_app, name="scenario")
 
@@ -99,6 +103,20 @@ def ask(
     sys.stdout.write(answer.answer + "\n")
     if answer.citations:
         sys.stdout.write("Sources: " + "; ".join(c.describe() for c in answer.citations) + "\n")
+
+
+@app.command("ingest")
+def ingest_command(
+    files: Annotated[list[Path], typer.Argument(help="Histories: mark transcripts or sessions, LongMemEval records.")],
+    user: Annotated[str, typer.Option(help="Whose history it is.")],
+    record: Annotated[str | None, typer.Option(help="A LongMemEval question_id: that record's sessions only.")] = None,
+    session: Annotated[str | None, typer.Option(help="Session id of a plain transcript (default: file name).")] = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Store conversation histories as a user's episodic events (no model call; a re-run adds nothing)."""
+    from commands.history_cmds import ingest
+
+    ingest(user, files, record, session, as_json)
 
 
 ThreadsOpt = Annotated[

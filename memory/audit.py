@@ -32,7 +32,7 @@ _R = TypeVar("_R")
 
 
 class EventKind(str, Enum):
-    """Every kind of change a memory (or a knowledge source) can undergo."""
+    """Every kind of change a memory (or a knowledge source, a history, a profile entry) can undergo."""
 
     CREATE = "create"
     INJECT = "inject"
@@ -51,6 +51,14 @@ class EventKind(str, Enum):
     KNOWLEDGE_ADD = "knowledge_add"
     KNOWLEDGE_REPLACE = "knowledge_replace"
     KNOWLEDGE_REMOVE = "knowledge_remove"
+    # a user's conversation history (memory_id is the history's id "history:<user>"; detail names the
+    # source and the events); events are not memories, so one event per batch, not per turn
+    INGEST = "ingest"
+    CONSOLIDATE = "consolidate"  # an episode's events summarised and archived (sources kept)
+    EVICT = "evict"  # events archived by a per-user cap (the eviction policy named)
+    # semantic profiles (memory_id is the profile entry's id; detail holds key, value, provenance)
+    PROFILE_SET = "profile_set"
+    PROFILE_UNSET = "profile_unset"
 
 
 class Event(BaseModel):

