@@ -25,9 +25,10 @@ from pydantic import BaseModel, ConfigDict
 
 from memory import timewords
 from memory.art import ArtNetwork, Channel, encode_event
-from memory.audit import AuditLog, EventKind
+from memory.audit import AuditLog
+from memory.audit import EventKind as AuditKind
 from memory.config import HistoryConfig
-from memory.history import EventStatus, HistoryEvent, event_id
+from memory.history import EventKind, EventStatus, HistoryEvent, event_id
 from memory.ingest import ParsedHistory, ParsedTurn
 
 if TYPE_CHECKING:
@@ -144,7 +145,7 @@ class History:
         added = self.add(fresh)
         if added:
             detail = {"source": history.path, "format": history.format, "added": len(added), "turns": len(events)}
-            seq = self.audit.append(history_id(user_id), EventKind.INGEST, now, 0, actor, detail)
+            seq = self.audit.append(history_id(user_id), AuditKind.INGEST, now, 0, actor, detail)
             self.audit.commit([seq])
         report = IngestReport(
             user_id=user_id,
@@ -184,7 +185,7 @@ class History:
         touched: set[str] = set()
         known = self.store.existing([e.id for e in events])
         for event, vector in zip(events, vectors, strict=True):
-            if event.id in known:
+            if event.id in known or event.kind is not EventKind.TURN:  # a summary keeps its episode
                 continue
             net = self.network(event.user_id)
             coded = encode_event(vector, _days(event.at, event.position), event.speaker, event.session_id, net.cfg)

@@ -335,6 +335,15 @@ class HistoryStore:
         distances = (got["distances"] or [[]])[0]
         return [(i, distance_to_similarity(d)) for i, d in zip(got["ids"][0], distances, strict=True)]
 
+    def vectors(self, user_id: str, ids: Sequence[str]) -> dict[str, list[float]]:
+        """The stored vectors of a user's events, by id (events without one are left out)."""
+        collection = self._vectors(user_id, create=False)
+        if collection is None or not ids:
+            return {}
+        got = collection.get(ids=list(ids), include=["embeddings"])
+        embeddings = got["embeddings"] if got["embeddings"] is not None else []
+        return {i: [float(x) for x in v] for i, v in zip(got["ids"], embeddings, strict=True)}
+
     def lexical_search(self, user_id: str, query: str, n: int) -> list[tuple[str, float]]:
         """The ``n`` best BM25 matches among a user's active events: (id, score; higher is better)."""
         terms = match_query(query)
