@@ -38,7 +38,9 @@ app.add_typer(review_app, name="review")
 history_app = lazy_typer(
     "commands.history_cmds:history_app", "A user's conversation history as episodic events: search and list."
 )
+profile_app = lazy_typer("commands.profile_cmds:profile_app", "User and agent profiles: show, set and unset facts.")
 app.add_typer(knowledge_app, name="knowledge")
+app.add_typer(profile_app, name="profile")
 app.add_typer(history_app, name="history")
 app.add_typer(lifecycle_app, name="lifecycle")
 app.add_typer(scenario_app, name="scenario")

@@ -21,9 +21,11 @@ from autogen_core.models import ChatCompletionClient, SystemMessage, UserMessage
 from agents.client_wrappers import TokenCappedClient
 from agents.injection import Citation, citations, context_block, memory_block
 from memory.engine import MemoryEngine
+from memory.history import HistoryEvent
 from memory.knowledge import KnowledgeBase
 from memory.knowledge_models import KnowledgeHit
 from memory.models import MemoryType, Source
+from memory.profiles import owner_of, profile_lines
 from memory.search import SearchHit
 from prompts import render
 
@@ -58,14 +60,20 @@ class MarkMemory(Memory):
         gate: bool = True,
         knowledge: KnowledgeBase | None = None,
         memories: bool = True,
+        profile: str | None = None,
+        events: int = 0,
+        session: str | None = None,
     ) -> None:
         """Serve ``user_id``'s memories (plus shared domain memories), ``k`` per type.
 
         With ``knowledge``, the most relevant passages are injected too (``KnowledgeConfig.inject_*``);
-        ``memories=False`` injects knowledge only (a knowledge-only baseline).
+        ``memories=False`` injects knowledge only (a knowledge-only baseline). ``profile`` names the
+        agent whose profile goes in with the user's (both always injected, bounded); ``events`` is how
+        many turns of the user's history to inject, leaving out ``session`` (already in the context).
         """
         self.engine, self.user_id, self.k, self.preset, self.risk = engine, user_id, k, preset, risk
         self.agent, self.gate, self.knowledge, self.memories = agent, gate, knowledge, memories
+        self.profile, self.events, self.session = profile, events, session
         self.injected: list[list[str]] = []  # memory ids injected into each answer
         self.cited: list[list[Citation]] = []  # knowledge passages given to each answer
         self.skipped: int = 0
@@ -81,14 +89,32 @@ class MarkMemory(Memory):
             return UpdateContextResult(memories=MemoryQueryResult(results=[]))
         hits = self._search(query) if self.memories else []
         passages = self._passages(query)
+        profile = self._profile()
+        earlier = self._events(query)
         self.injected.append([h.record.id for h in hits])
         self.cited.append(citations(passages))
-        if hits or passages:
-            await model_context.add_message(SystemMessage(content=context_block(passages, hits)))
+        if hits or passages or any(profile) or earlier:
+            block = context_block(passages, hits, profile, earlier)
+            await model_context.add_message(SystemMessage(content=block))
         if hits:
             self.engine.mark_injected([h.record.id for h in hits], actor=f"chatbot:{self.user_id}")
         found = [_passage(h) for h in passages] + [_content(h) for h in hits]
         return UpdateContextResult(memories=MemoryQueryResult(results=found))
+
+    def _profile(self) -> tuple[list[str], list[str]]:
+        if self.profile is None:
+            return [], []
+        profiles = self.engine.episodes.profiles
+        mine = profile_lines(profiles.current(owner_of(user_id=self.user_id)))
+        return mine, profile_lines(profiles.current(owner_of(agent=self.profile)))
+
+    def _events(self, query: str) -> list[HistoryEvent]:
+        if self.events <= 0:
+            return []
+        hits = self.engine.episodes.search(
+            self.user_id, query, k=self.events + self.engine.episodes.config.working_turns
+        )
+        return [h.event for h in hits if h.event.session_id != self.session][: self.events]
 
     def _passages(self, query: str) -> list[KnowledgeHit]:
         return self.knowledge.relevant([query])[0] if self.knowledge is not None else []

@@ -1,4 +1,12 @@
-"""``mark chat``: an interactive session with memory; on exit the session is built into memory.
+"""``mark chat``: an interactive session with memory, built into memory as it goes.
+
+Every turn is written to the user's episodic history the moment it is said (:mod:`memory.episodic`),
+and held in a working memory of the last ``HistoryConfig.working_turns`` turns (:mod:`memory.working`).
+When turns leave working memory, or every ``build_every`` new turns (debounced), the turns not yet
+built go through the memory-building team and the user's profile is updated from their own lines; how
+far a session was built is saved with it. So a chat killed at any moment loses at most the turn being
+answered: its earlier turns are events, and ``mark chat --session ID`` (or the next chat of the user)
+builds whatever was not built yet.
 
 Commands: ``/correct TEXT`` (act as the SME: correct the last answer), ``/feedback good|bad`` (on
 the memories injected into the last answer), ``/remember TEXT``, ``/forget ID|all``, ``/memories``,
@@ -9,6 +17,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Callable
+from datetime import UTC, datetime
 from typing import Any
 
 from autogen_core.models import ChatCompletionClient
@@ -16,16 +25,22 @@ from autogen_core.models import ChatCompletionClient
 from agents.building import BuildReport, BuildState, ReviewPolicy, Turn
 from agents.chatbot import MarkMemory, build_chatbot
 from agents.checks import remember_with_judge
+from agents.profile_update import update_profile
 from agents.team import build_memories
 from mark.errors import MarkError, one_line
 from memory.engine import MemoryEngine, UnknownMemoryError
+from memory.history import Speaker
+from memory.ingest import ParsedTurn
 from memory.models import Source, VoterRole
+from memory.working import WorkingMemory, WorkingTurn
 
 HELP = (
     "/correct TEXT  correct the last answer as the expert | /feedback good|bad  rate the memories just used\n"
     "/remember TEXT  keep a fact or preference | /forget ID|all  erase your memories\n"
-    "/memories  what I can use for you | /quit  end (the session is then built into memory)"
+    "/memories  what I can use for you | /quit  end (what is left of the session is then built into memory)"
 )
+AGENT = "chatbot"
+HISTORY_EVENTS = 3  # turns of the user's earlier sessions injected with each answer
 
 
 class ChatSession:
@@ -40,23 +55,44 @@ class ChatSession:
         session_id: str | None = None,
         domain: str = "medicine",
         sme: bool = False,
+        clock: Callable[[], datetime] | None = None,
     ) -> None:
-        """Start a session; ``sme`` marks the person as a trusted expert."""
+        """Start (or resume, when ``session_id`` has turns) a session; ``sme`` marks a trusted expert."""
         self.engine, self.client, self.user_id, self.domain = engine, client, user_id, domain
         self.session_id = session_id or uuid.uuid4().hex[:8]
         self.source = Source.SME if sme else Source.USER
         self.role = VoterRole.SME if sme else VoterRole.USER
-        self.memory = MarkMemory(engine, user_id, knowledge=engine.knowledge)
+        self.clock = clock or (lambda: datetime.now(UTC))
+        self.history = engine.episodes
+        cfg = self.history.config
+        self.working = WorkingMemory(cfg.working_turns)
+        self.build_every = cfg.build_every
+        self.memory = MarkMemory(
+            engine, user_id, knowledge=engine.knowledge, profile=AGENT, events=HISTORY_EVENTS, session=self.session_id
+        )
         self.bot = build_chatbot(client, self.memory, domain)
-        self.turns: list[Turn] = []
+        stored = self.history.store.session(user_id, self.session_id)
+        self.turns: list[Turn] = [Turn(role=_role(e.speaker), content=e.text) for e in stored]
+        self.built = self.history.store.built_turn(user_id, self.session_id)
+        self.reports: list[BuildReport] = []
+
+    def _record(self, role: str, text: str) -> list[WorkingTurn]:
+        """Write a turn to the history at once (durable) and to working memory; returns what it evicted."""
+        index, now = len(self.turns), self.clock()
+        self.turns.append(Turn(role=role, content=text))
+        parsed = ParsedTurn(session_id=self.session_id, turn=index, speaker=Speaker.parse(role), text=text, at=now)
+        self.history.add(self.history.events_of(self.user_id, [parsed], f"chat:{self.session_id}", now))
+        return self.working.push(WorkingTurn(role=role, text=text, at=now, index=index))
 
     async def say(self, text: str, role: str = "user") -> str:
         """Send a message (or a correction) and return the chatbot's reply."""
-        self.turns.append(Turn(role=role, content=text))
+        evicted = self._record(role, text)
         prefix = "Correction from the expert: " if role == "sme" else ""
         result = await self.bot.run(task=prefix + text)
         reply = result.messages[-1].to_text() if result.messages else ""
-        self.turns.append(Turn(role="assistant", content=reply))
+        evicted += self._record("assistant", reply)
+        if evicted or len(self.turns) - self.built >= self.build_every:
+            await self.build()
         return reply + self.sources()
 
     def sources(self) -> str:
@@ -94,12 +130,13 @@ class ChatSession:
         self.engine.forget(matches[0].id, self.user_id)
         return f"forgot {matches[0].id}"
 
-    async def finish(self) -> BuildReport | None:
-        """Build the session into memory (nothing to build when nothing was said)."""
-        if not any(t.role == "assistant" for t in self.turns):
+    async def build(self) -> BuildReport | None:
+        """Build the turns not built yet into memory and the profile; save how far the session is built."""
+        pending = self.turns[self.built :]
+        if not any(t.role == "assistant" for t in pending):
             return None
         state = BuildState(
-            self.turns,
+            pending,
             self.user_id,
             source=self.source,
             policy=ReviewPolicy.AUTO,
@@ -108,7 +145,23 @@ class ChatSession:
             situation="",  # a chat may cover many subjects: no applicability check
         )
         await build_memories(self.engine, self.client, state)
-        return state.report()
+        said = [t.content for t in pending if t.role in {"user", "sme"}]
+        where = f"chat {self.session_id}, turns {self.built}-{len(self.turns) - 1}"
+        profiled = await update_profile(
+            self.engine, self.client, self.user_id, said, now=self.clock(), domain=self.domain, provenance=where
+        )
+        if profiled.error:
+            state.errors.append(profiled.error)
+        state.notes += [f"profile: {c.entry.key} = {c.entry.value}" for c in profiled.changes]
+        self.built = len(self.turns)
+        self.history.store.set_built_turn(self.user_id, self.session_id, self.built)
+        report = state.report()
+        self.reports.append(report)
+        return report
+
+    async def finish(self) -> BuildReport | None:
+        """Build what is left of the session (None when nothing new was said)."""
+        return await self.build()
 
     async def loop(self, input_fn: Callable[[str], str], print_fn: Callable[[str], Any]) -> BuildReport | None:
         """Read lines until /quit or end of input, then build the session into memory."""
@@ -130,4 +183,9 @@ class ChatSession:
         if report:
             counts = {t: sum(n.values()) for t, n in report.counts.items()}
             print_fn(f"session built into memory: {counts}")
-        return report
+        return report if report is not None else (self.reports[-1] if self.reports else None)
+
+
+def _role(speaker: Speaker) -> str:
+    """A history speaker as a transcript role."""
+    return speaker.value if speaker.value in {"user", "assistant", "sme", "system"} else "user"

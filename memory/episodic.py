@@ -30,6 +30,7 @@ from memory.audit import EventKind as AuditKind
 from memory.config import HistoryConfig
 from memory.history import EventKind, EventStatus, HistoryEvent, event_id
 from memory.ingest import ParsedHistory, ParsedTurn
+from memory.profiles import Profiles
 
 if TYPE_CHECKING:
     from memory.embedder import Embedder
@@ -103,6 +104,14 @@ class History:
         self.store, self.embedder, self.audit = store, embedder, audit
         self.config = config or HistoryConfig()
         self._networks: dict[str, ArtNetwork] = {}
+        self._profiles: Profiles | None = None
+
+    @property
+    def profiles(self) -> Profiles:
+        """The user and agent profiles kept beside the events (semantic memory, A3)."""
+        if self._profiles is None:
+            self._profiles = Profiles(self.store.db, self.audit)
+        return self._profiles
 
     @classmethod
     def beside(cls, store: ChromaStore, audit: AuditLog, embedder: Embedder, config: HistoryConfig) -> History:

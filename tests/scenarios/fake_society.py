@@ -3,7 +3,8 @@
 It answers a multiple-choice question with the option a memory names for it ("answer is X) text" or
 "answer is text"), found by the option's text so that re-lettered options still match, and otherwise
 with the LAST option (wrong unless the key is last). Extractors return memories built
-from the SME's words; the judge says "contradicts" for two different preferences; fact checks say 1.
+from the SME's words; the judge says "contradicts" for two different preferences; fact checks say 1;
+the profile extractor reads "I am a X" as the person's occupation.
 """
 
 from __future__ import annotations
@@ -69,6 +70,16 @@ def _judge(prompt: str) -> str:
     )
 
 
+_PROFILE = re.compile(r"\bI(?:'m| am) (?:an? )?([a-z][a-z -]{2,40}?)(?:[.,;]|$)", re.I)
+
+
+def _profile(prompt: str) -> str:
+    """Profile facts from the person's lines: "I am a nurse" gives occupation = nurse (the newest wins)."""
+    lines = prompt.split("<lines>")[-1].split("</lines>")[0]
+    found = [m.group(1).strip() for m in _PROFILE.finditer(lines)]
+    return json.dumps({"facts": [{"key": "occupation", "value": found[-1]}] if found else []})
+
+
 def reply(messages: Sequence[LLMMessage], model: type[BaseModel] | None) -> str:
     """The scripted society's reply to one call."""
     system = str(messages[0].content) if messages else ""
@@ -76,6 +87,8 @@ def reply(messages: Sequence[LLMMessage], model: type[BaseModel] | None) -> str:
         return _extract(system, model)
     if model is not None and model.__name__ == "JudgeReply":
         return _judge(system)
+    if model is not None and model.__name__ == "ProfileReply":
+        return _profile(system)
     if model is not None and model.__name__.startswith("FactChecks"):
         count = len(re.findall(r"^\d+\. ", system.split("<memories>")[-1], re.M))
         return json.dumps(
