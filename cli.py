@@ -39,6 +39,8 @@ history_app = lazy_typer(
     "commands.history_cmds:history_app", "A user's conversation history as episodic events: search and list."
 )
 profile_app = lazy_typer("commands.profile_cmds:profile_app", "User and agent profiles: show, set and unset facts.")
+keys_app = lazy_typer("commands.service_cmds:keys_app", "API keys of mark serve: create, list and revoke.")
+app.add_typer(keys_app, name="keys")
 app.add_typer(knowledge_app, name="knowledge")
 app.add_typer(profile_app, name="profile")
 app.add_typer(history_app, name="history")
@@ -119,6 +121,22 @@ def ingest_command(
     from commands.history_cmds import ingest
 
     ingest(user, files, record, session, as_json)
+
+
+@app.command()
+def serve(
+    host: Annotated[
+        str | None, typer.Option(help="Address to listen on (default MARK_SERVER_HOST, 127.0.0.1).")
+    ] = None,
+    port: Annotated[int | None, typer.Option(help="Port (default MARK_SERVER_PORT, 8420).")] = None,
+    workers: Annotated[
+        int, typer.Option(min=1, max=64, help="Worker processes (more than one needs MARK_CHROMA_URL).")
+    ] = 1,
+) -> None:
+    """Serve the REST API, the OpenAI-compatible chat endpoint and the review page (docs at /docs)."""
+    from commands.service_cmds import serve as run_server
+
+    run_server(host, port, workers)
 
 
 ThreadsOpt = Annotated[

@@ -17,6 +17,7 @@ from autogen_core import CancellationToken
 from autogen_core.memory import Memory, MemoryContent, MemoryMimeType, MemoryQueryResult, UpdateContextResult
 from autogen_core.model_context import BufferedChatCompletionContext, ChatCompletionContext
 from autogen_core.models import ChatCompletionClient, SystemMessage, UserMessage
+from pydantic import BaseModel, ConfigDict
 
 from agents.client_wrappers import TokenCappedClient
 from agents.injection import Citation, citations, context_block, memory_block
@@ -41,6 +42,18 @@ def needs_retrieval(query: str) -> bool:
     """The S3 classifier gate: skip memory retrieval for small talk and bare arithmetic."""
     text = query.strip()
     return not (len(text) < 3 or _SMALL_TALK.match(text) or _ARITHMETIC.match(text))
+
+
+class Retrieved(BaseModel):
+    """What one question retrieved: memories, knowledge passages, profile lines, earlier turns, and the block."""
+
+    model_config = ConfigDict(extra="forbid", arbitrary_types_allowed=True)
+
+    hits: list[SearchHit]
+    passages: list[KnowledgeHit]
+    profile: tuple[list[str], list[str]]
+    events: list[HistoryEvent]
+    block: str  # the system text injected ("" when there is nothing to inject)
 
 
 class MarkMemory(Memory):
@@ -87,19 +100,25 @@ class MarkMemory(Memory):
             self.injected.append([])
             self.cited.append([])
             return UpdateContextResult(memories=MemoryQueryResult(results=[]))
+        got = self.retrieve(query)
+        self.injected.append([h.record.id for h in got.hits])
+        self.cited.append(citations(got.passages))
+        if got.block:
+            await model_context.add_message(SystemMessage(content=got.block))
+        if got.hits:
+            self.engine.mark_injected([h.record.id for h in got.hits], actor=f"chatbot:{self.user_id}")
+        hits, passages = got.hits, got.passages
+        found = [_passage(h) for h in passages] + [_content(h) for h in hits]
+        return UpdateContextResult(memories=MemoryQueryResult(results=found))
+
+    def retrieve(self, query: str) -> Retrieved:
+        """What this memory gives an answer to ``query`` (nothing is counted as recalled here)."""
         hits = self._search(query) if self.memories else []
         passages = self._passages(query)
         profile = self._profile()
         earlier = self._events(query)
-        self.injected.append([h.record.id for h in hits])
-        self.cited.append(citations(passages))
-        if hits or passages or any(profile) or earlier:
-            block = context_block(passages, hits, profile, earlier)
-            await model_context.add_message(SystemMessage(content=block))
-        if hits:
-            self.engine.mark_injected([h.record.id for h in hits], actor=f"chatbot:{self.user_id}")
-        found = [_passage(h) for h in passages] + [_content(h) for h in hits]
-        return UpdateContextResult(memories=MemoryQueryResult(results=found))
+        block = context_block(passages, hits, profile, earlier) if hits or passages or any(profile) or earlier else ""
+        return Retrieved(hits=hits, passages=passages, profile=profile, events=earlier, block=block)
 
     def _profile(self) -> tuple[list[str], list[str]]:
         if self.profile is None:

@@ -187,9 +187,18 @@ def _knowledge_conflict(candidate: Candidate) -> list[str]:
 
 
 def committer_step(engine: MemoryEngine) -> Step:
-    """Commit every candidate that passed its gates through the engine (the only writer)."""
+    """Commit every candidate that passed its gates through the engine (the only writer).
+
+    When any call of the build could not reach the model (an endpoint down, a timeout), nothing is
+    committed: a half-built conversation is not stored, and the caller can build it again.
+    """
 
     async def step(state: BuildState) -> str:
+        if state.usage.unreachable:  # all or nothing: a build the model dropped out of writes nothing
+            state.errors += [
+                f"committer: nothing written, the model could not be reached ({u})" for u in state.usage.unreachable
+            ]
+            return "committed nothing: the model could not be reached"
         for candidate in state.candidates:
             state.outcomes.append(_commit(engine, state, candidate))
         counts = state.counts()

@@ -18,7 +18,7 @@ from typing import Any, Generic, TypeVar
 from autogen_core.models import AssistantMessage, ChatCompletionClient, LLMMessage, SystemMessage, UserMessage
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from agents.errors import TruncatedOutputError
+from agents.errors import ProviderError, TruncatedOutputError
 
 log = logging.getLogger("mark.agents")
 T = TypeVar("T", bound=BaseModel)
@@ -42,6 +42,7 @@ class UsageLog:
     def __init__(self) -> None:
         """Start empty."""
         self.by_agent: dict[str, Usage] = defaultdict(Usage)
+        self.unreachable: list[str] = []  # calls that failed because the model could not be reached
 
     def record(self, agent: str, prompt: int, completion: int) -> None:
         """Count one call."""
@@ -177,6 +178,8 @@ async def call_structured(
             log.warning("%s: %s", agent, outcome.error)
             if usage:
                 usage.fail(agent)
+                if unreachable(exc):
+                    usage.unreachable.append(f"{agent}: {outcome.error}")
             return outcome
         if usage:
             usage.record(agent, result.usage.prompt_tokens, result.usage.completion_tokens)
@@ -212,6 +215,15 @@ async def call_structured(
     if usage:
         usage.fail(agent)
     return outcome
+
+
+def unreachable(exc: BaseException) -> bool:
+    """Whether a failed call means the model could not be reached (not that it answered badly)."""
+    return isinstance(exc, ProviderError | TimeoutError | OSError) or type(exc).__module__.split(".")[0] in {
+        "openai",
+        "httpx",
+        "httpcore",
+    }
 
 
 def system(text: str) -> SystemMessage:

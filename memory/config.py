@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from platformdirs import user_data_dir
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, model_validator
 
 from mark.errors import InputError
 from memory.art_config import ArtConfig, ChannelConfig
@@ -97,6 +97,8 @@ class StoreConfig(BaseModel):
     collection_prefix: str = "mark"
     # records kept in memory by an embedded store, about 2.4 KB each (0: none; a server store never caches)
     record_cache: int = Field(default=20_000, ge=0, le=10_000_000)
+    # a Fernet key: memory text and audit details are encrypted at rest (memory.crypto); None: plain text
+    encryption_key: SecretStr | None = None
 
 
 class MaintenanceConfig(BaseModel):
@@ -159,6 +161,14 @@ def _default_art() -> ArtConfig:
     )
 
 
+class Consent(StrEnum):
+    """Whether ``mark chat`` keeps a session in memory (its turns, the memories and profile built from it)."""
+
+    ASK = "ask"  # ask once at the start; no (the default answer) keeps nothing
+    ALWAYS = "always"
+    NEVER = "never"
+
+
 class HistoryConfig(BaseModel):
     """Episodic events: ingestion, working memory, hybrid retrieval and retention (MemoryART, seed 004)."""
 
@@ -177,6 +187,18 @@ class HistoryConfig(BaseModel):
     eviction: Eviction = Eviction.NONE
     relevance_window: int = Field(default=20, ge=1, le=10_000)  # recent user queries relevance is measured on
     art: ArtConfig = Field(default_factory=_default_art)
+    chat_consent: Consent = Consent.ASK  # may `mark chat` keep the session in memory
+
+
+class ServerConfig(BaseModel):
+    """``mark serve`` and ``mark mcp``: where they listen and where the API keys are."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    host: str = "127.0.0.1"
+    port: int = Field(default=8420, ge=1, le=65535)
+    keys_file: Path | None = None  # default: keys.json in MARK_HOME
+    max_body_kb: int = Field(default=512, ge=1)  # larger request bodies are refused
 
 
 class Settings(BaseModel):
@@ -191,6 +213,7 @@ class Settings(BaseModel):
     maintenance: MaintenanceConfig = MaintenanceConfig()
     knowledge: KnowledgeConfig = KnowledgeConfig()
     history: HistoryConfig = HistoryConfig()
+    server: ServerConfig = ServerConfig()
 
     @property
     def store_path(self) -> Path:
@@ -201,6 +224,11 @@ class Settings(BaseModel):
     def audit_path(self) -> Path:
         """SQLite file of the audit log."""
         return self.home / "audit.sqlite3"
+
+    @property
+    def keys_path(self) -> Path:
+        """The API keys file (hashes only)."""
+        return self.server.keys_file or self.home / "keys.json"
 
     @property
     def models_dir(self) -> Path:
@@ -233,11 +261,16 @@ _ENV_MAP: dict[str, tuple[str, str]] = {
     "MARK_EMBED_THREADS": ("embedder", "threads"),
     "MARK_CHROMA_URL": ("store", "chroma_url"),
     "MARK_RECORD_CACHE": ("store", "record_cache"),
+    "MARK_ENCRYPTION_KEY": ("store", "encryption_key"),
+    "MARK_CHAT_CONSENT": ("history", "chat_consent"),
     "MARK_MAINTAIN_EVERY_HOURS": ("maintenance", "every_hours"),
     "MARK_KNOWLEDGE_CHUNK_TOKENS": ("knowledge", "chunk_tokens"),
     "MARK_KNOWLEDGE_OVERLAP_TOKENS": ("knowledge", "overlap_tokens"),
     "MARK_KNOWLEDGE_MIN_SIMILARITY": ("knowledge", "min_similarity"),
     "MARK_KNOWLEDGE_TOP_K": ("knowledge", "top_k"),
+    "MARK_SERVER_HOST": ("server", "host"),
+    "MARK_SERVER_PORT": ("server", "port"),
+    "MARK_KEYS_FILE": ("server", "keys_file"),
     "MARK_HISTORY_WORKING_TURNS": ("history", "working_turns"),
     "MARK_HISTORY_BUILD_EVERY": ("history", "build_every"),
     "MARK_HISTORY_EMBED_TOKENS": ("history", "embed_tokens"),

@@ -6,7 +6,7 @@ import ast
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-PACKAGES = ["mark", "memory", "prompts", "agents", "scenarios"]
+PACKAGES = ["mark", "memory", "prompts", "agents", "scenarios", "server", "commands"]
 
 
 def _imports(path: Path) -> set[str]:

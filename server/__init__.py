@@ -1,0 +1,1 @@
+"""mark as a service: the REST API (``mark serve``), the MCP server (``mark mcp``) and the web review page."""
