@@ -139,6 +139,18 @@ def serve(
     run_server(host, port, workers)
 
 
+@app.command()
+def mcp(
+    http: Annotated[bool, typer.Option("--http", help="Serve streamable HTTP at /mcp (default: stdio).")] = False,
+    host: Annotated[str | None, typer.Option(help="HTTP address (default MARK_SERVER_HOST, 127.0.0.1).")] = None,
+    port: Annotated[int | None, typer.Option(help="HTTP port (default MARK_SERVER_PORT, 8420).")] = None,
+) -> None:
+    """Serve mark's memory as MCP tools: stdio for the key in MARK_API_KEY, or HTTP with a bearer key per request."""
+    from commands.service_cmds import mcp as run_mcp
+
+    run_mcp(http, host, port)
+
+
 ThreadsOpt = Annotated[
     int | None, typer.Option(min=1, max=64, help="llama.cpp threads for this run (overrides MARK_THREADS).")
 ]

@@ -232,6 +232,18 @@ class HttpInput(_AsyncInput):
         return reply
 
 
+def sme_input_from(spec: str, script: list[str]) -> _AsyncInput:
+    """Where an SME's lines come from: ``script`` (the scenario's lines), ``console``, or an HTTP endpoint."""
+    choice = spec.strip()
+    if choice == "script":
+        return ScriptedInput(script)
+    if choice == "console":
+        return ConsoleInput()
+    if choice.startswith(("http://", "https://")):
+        return HttpInput(choice)
+    raise HumanInputError(f"unknown SME input {spec!r}: script, console or an http(s) URL")
+
+
 InputFunc = Callable[[str], str] | Callable[[str, CancellationToken | None], Awaitable[str]]
 """What ``UserProxyAgent(input_func=...)`` accepts; every source in this module is the async kind."""
 

@@ -8,6 +8,10 @@ far a session was built is saved with it. So a chat killed at any moment loses a
 answered: its earlier turns are events, and ``mark chat --session ID`` (or the next chat of the user)
 builds whatever was not built yet.
 
+Consent (``MARK_CHAT_CONSENT``): with ``ask`` (the default) the chat asks once at the start whether the
+session may be kept in memory; on no (the default answer), and always with ``never``, nothing of the
+session is written: no history events, no memories built, no profile, and ``/remember`` is refused.
+
 Commands: ``/correct TEXT`` (act as the SME: correct the last answer), ``/feedback good|bad`` (on
 the memories injected into the last answer), ``/remember TEXT``, ``/forget ID|all``, ``/memories``,
 ``/help``, ``/quit``.
@@ -28,6 +32,7 @@ from agents.checks import remember_with_judge
 from agents.profile_update import update_profile
 from agents.team import build_memories
 from mark.errors import MarkError, one_line
+from memory.config import Consent
 from memory.engine import MemoryEngine, UnknownMemoryError
 from memory.history import Speaker
 from memory.ingest import ParsedTurn
@@ -41,6 +46,8 @@ HELP = (
 )
 AGENT = "chatbot"
 HISTORY_EVENTS = 3  # turns of the user's earlier sessions injected with each answer
+CONSENT_QUESTION = "May this session be kept in memory? [y/N] "
+NOT_KEPT = "this session is not kept in memory: nothing of it is written"
 
 
 class ChatSession:
@@ -56,8 +63,13 @@ class ChatSession:
         domain: str = "medicine",
         sme: bool = False,
         clock: Callable[[], datetime] | None = None,
+        keep: bool | None = None,
     ) -> None:
-        """Start (or resume, when ``session_id`` has turns) a session; ``sme`` marks a trusted expert."""
+        """Start (or resume, when ``session_id`` has turns) a session; ``sme`` marks a trusted expert.
+
+        ``keep``: may the session be written into memory; None follows ``MARK_CHAT_CONSENT`` (``ask``:
+        :meth:`loop` asks first; a session driven without ``loop`` is kept unless the setting is ``never``).
+        """
         self.engine, self.client, self.user_id, self.domain = engine, client, user_id, domain
         self.session_id = session_id or uuid.uuid4().hex[:8]
         self.source = Source.SME if sme else Source.USER
@@ -65,6 +77,8 @@ class ChatSession:
         self.clock = clock or (lambda: datetime.now(UTC))
         self.history = engine.episodes
         cfg = self.history.config
+        self.consent = cfg.chat_consent if keep is None else (Consent.ALWAYS if keep else Consent.NEVER)
+        self.keep = self.consent is not Consent.NEVER
         self.working = WorkingMemory(cfg.working_turns)
         self.build_every = cfg.build_every
         self.memory = MarkMemory(
@@ -81,7 +95,8 @@ class ChatSession:
         index, now = len(self.turns), self.clock()
         self.turns.append(Turn(role=role, content=text))
         parsed = ParsedTurn(session_id=self.session_id, turn=index, speaker=Speaker.parse(role), text=text, at=now)
-        self.history.add(self.history.events_of(self.user_id, [parsed], f"chat:{self.session_id}", now))
+        if self.keep:
+            self.history.add(self.history.events_of(self.user_id, [parsed], f"chat:{self.session_id}", now))
         return self.working.push(WorkingTurn(role=role, text=text, at=now, index=index))
 
     async def say(self, text: str, role: str = "user") -> str:
@@ -111,6 +126,8 @@ class ChatSession:
             for memory_id in used:
                 self.engine.feedback(memory_id, arg == "good", actor=f"user:{self.user_id}", role=self.role)
             return f"feedback recorded on {len(used)} memor{'y' if len(used) == 1 else 'ies'}"
+        if name == "remember" and arg and not self.keep:
+            return NOT_KEPT
         if name == "remember" and arg:
             result = await remember_with_judge(self.engine, self.client, arg, self.user_id)
             return f"{result.action}: {result.record.text}"
@@ -133,7 +150,7 @@ class ChatSession:
     async def build(self) -> BuildReport | None:
         """Build the turns not built yet into memory and the profile; save how far the session is built."""
         pending = self.turns[self.built :]
-        if not any(t.role == "assistant" for t in pending):
+        if not self.keep or not any(t.role == "assistant" for t in pending):
             return None
         state = BuildState(
             pending,
@@ -166,6 +183,10 @@ class ChatSession:
     async def loop(self, input_fn: Callable[[str], str], print_fn: Callable[[str], Any]) -> BuildReport | None:
         """Read lines until /quit or end of input, then build the session into memory."""
         print_fn(f"mark chat: user {self.user_id}, session {self.session_id}. /help for commands.")
+        if self.consent is Consent.ASK:
+            self.keep = _agrees(input_fn, CONSENT_QUESTION)
+        if not self.keep:
+            print_fn(NOT_KEPT)
         while True:
             try:
                 line = input_fn("you> ").strip()
@@ -184,6 +205,14 @@ class ChatSession:
             counts = {t: sum(n.values()) for t, n in report.counts.items()}
             print_fn(f"session built into memory: {counts}")
         return report if report is not None else (self.reports[-1] if self.reports else None)
+
+
+def _agrees(input_fn: Callable[[str], str], question: str) -> bool:
+    """Whether the answer to a yes/no question is yes (no answer, or end of input, is no)."""
+    try:
+        return input_fn(question).strip().lower() in {"y", "yes"}
+    except EOFError:
+        return False
 
 
 def _role(speaker: Speaker) -> str:

@@ -307,3 +307,22 @@ __all__ = [
     "parse_decision",
     "safe_review",
 ]
+
+
+REVIEWER_CHOICES = "none, console, web or an http(s) URL"
+
+
+def reviewer_from(spec: str) -> Reviewer | None:
+    """The reviewer a command line or a scenario names: ``console``, an HTTP endpoint, or none.
+
+    ``none`` and ``web`` decide nothing during a build: gated memories wait in the review queue, where
+    ``mark review`` or the review page (``mark serve``, ``/review``) decides them, audited the same way.
+    """
+    choice = spec.strip()
+    if choice in {"none", "web"}:
+        return None
+    if choice == "console":
+        return ConsoleReviewer()
+    if choice.startswith(("http://", "https://")):
+        return HttpReviewer(choice)
+    raise ReviewInputError(f"unknown reviewer {spec!r}: {REVIEWER_CHOICES}")

@@ -12,14 +12,15 @@ from autogen_core.models import ChatCompletionClient
 
 from agents.building import BuildAction, BuildState, Candidate, Outcome, Step
 from agents.checks import FactChecker, LLMJudge, quote, quote_line
-from agents.reviewers import ReviewAction, Reviewer, ReviewItem, safe_review
+from agents.reviewers import ReviewAction, ReviewDecision, Reviewer, ReviewItem, safe_review
 from agents.schemas import Extraction, ResidualExtraction, ResponseExtraction
 from agents.structured import call_structured, system, user
 from memory import review as review_queue
+from memory.audit import EventKind
 from memory.conflicts import Verdict
 from memory.engine import MemoryEngine, WriteAction
 from memory.knowledge_check import Stance, assess
-from memory.models import Category, MemoryType, Provenance, Status
+from memory.models import Category, MemoryRecord, MemoryType, Provenance, Status
 from prompts import render
 
 _REPLIES: dict[MemoryType, type[Extraction | ResidualExtraction | ResponseExtraction]] = {
@@ -208,22 +209,23 @@ def committer_step(engine: MemoryEngine) -> Step:
 
 
 def _commit(engine: MemoryEngine, state: BuildState, candidate: Candidate) -> Outcome:
-    """Write one candidate as its reviewer decided (or queue it for one) and say what happened."""
+    """Write one candidate and queue it, or apply its reviewer's decision the way the review queue does.
+
+    A candidate a reviewer decided on during the build is written pending first, then approved, edited
+    or rejected through :mod:`memory.review`: the decision is audited like one taken in the queue (the
+    reviewer as actor, the text before an edit, the reason of a rejection), and a rejected memory is
+    kept, archived and labelled bad, where it stays visible.
+    """
     decision = candidate.decision
-    if decision is not None and decision.action is ReviewAction.REJECT:
-        return Outcome(action=BuildAction.REJECTED, type=candidate.type, text=candidate.text, reason=decision.reason)
-    text = candidate.text
-    if decision is not None and decision.action is ReviewAction.EDIT:
-        text = decision.text or candidate.text
     result = engine.add(
-        text,
+        candidate.text,
         candidate.type,
         state.user_id,
         agent=state.agent,
         category=candidate.category,
         source=state.source,
         provenance=Provenance(conversation_id=state.conversation_id, origin="mbs", situation=state.situation),
-        review=bool(candidate.review_reason) and decision is None,
+        review=bool(candidate.review_reason) or decision is not None,
         fact_check=candidate.fact_check,
         verdicts=candidate.verdicts,
         knowledge=candidate.knowledge,
@@ -231,9 +233,12 @@ def _commit(engine: MemoryEngine, state: BuildState, candidate: Candidate) -> Ou
         note={"gate": candidate.gate, "said_by": state.user_id, "fallback": str(candidate.fallback).lower()},
     )
     record = result.record
-    if decision is not None and record.status is Status.PENDING_REVIEW:  # approved or edited by the reviewer
-        record = review_queue.approve(engine, record.id, decision.reviewer)
-    action = BuildAction.QUEUED if record.status is Status.PENDING_REVIEW else _WRITTEN[result.action]
+    if decision is not None:
+        record = _decide(engine, record, decision, candidate.text)
+    if decision is not None and decision.action is ReviewAction.REJECT:
+        action = BuildAction.REJECTED
+    else:
+        action = BuildAction.QUEUED if record.status is Status.PENDING_REVIEW else _WRITTEN[result.action]
     return Outcome(
         action=action,
         type=candidate.type,
@@ -241,7 +246,24 @@ def _commit(engine: MemoryEngine, state: BuildState, candidate: Candidate) -> Ou
         memory_id=record.id,
         status=record.status,
         superseded=result.superseded,
-        reason=candidate.review_reason,
+        reason=decision.reason if decision is not None and decision.reason else candidate.review_reason,
         gate=candidate.gate,
         knowledge=candidate.knowledge.describe() if candidate.knowledge is not None else "",
     )
+
+
+def _decide(engine: MemoryEngine, record: MemoryRecord, decision: ReviewDecision, text: str) -> MemoryRecord:
+    """Apply a reviewer's decision to a freshly written memory through the review queue (audited there).
+
+    A candidate that merged into an existing memory (a restatement) leaves that memory as it is; the
+    decision is recorded on it as a review event naming the candidate's text.
+    """
+    who = decision.reviewer
+    if record.status is Status.PENDING_REVIEW:
+        if decision.action is ReviewAction.REJECT:
+            return review_queue.reject(engine, record.id, who, decision.reason)
+        if decision.action is ReviewAction.EDIT:
+            return review_queue.edit(engine, record.id, decision.text or text, who)
+        return review_queue.approve(engine, record.id, who)
+    detail = {"decision": decision.action.value, "candidate": text, "reason": decision.reason, "merged": True}
+    return engine.set_status(record.id, record.status, EventKind.REVIEW, detail, actor=f"reviewer:{who}")

@@ -152,10 +152,15 @@ def memory_feedback(
 @memory_app.command("forget")
 def memory_forget(
     memory_id: Annotated[str | None, typer.Argument(help="Memory to erase.")] = None,
-    user: Annotated[str | None, typer.Option(help="Erase ALL personal memories of this user.")] = None,
+    user: Annotated[
+        str | None, typer.Option(help="Erase ALL personal memories, history and profile of this user.")
+    ] = None,
     as_json: JsonOpt = False,
 ) -> None:
-    """Erase one memory, or every personal memory of a user (audited, text removed)."""
+    """Erase one memory, or everything personal of a user; the text leaves every file (the audit keeps ids and times).
+
+    Shared memories stay. An export written before is a file you own: delete it yourself.
+    """
     if (memory_id is None) == (user is None):
         raise typer.BadParameter("give either a memory id or --user")
     with open_engine() as engine:
@@ -239,7 +244,9 @@ def memory_build(
     source: Annotated[Source, typer.Option(help="Who the human in the chat is (sme is trusted).")] = Source.USER,
     domain: Annotated[str, typer.Option(help="Domain named in the prompts.")] = "medicine",
     evidence: Annotated[str, typer.Option(help="Trusted reference text for the fact check.")] = "",
-    reviewer: Annotated[str, typer.Option(help="'console' to review now, 'none' to queue.")] = "none",
+    reviewer: Annotated[
+        str, typer.Option(help="Who decides gated memories now: console, an http(s) URL; none or web: the queue.")
+    ] = "none",
     as_json: JsonOpt = False,
 ) -> None:
     """Run the memory-building team on a finished conversation and commit what passes its gates."""
@@ -247,7 +254,7 @@ def memory_build(
 
     from agents.building import BuildState, ReviewPolicy, load_transcript
     from agents.providers import build_client
-    from agents.reviewers import ConsoleReviewer
+    from agents.reviewers import reviewer_from
     from agents.team import build_memories
     from memory.models import check_user_id
 
@@ -258,7 +265,7 @@ def memory_build(
         valid = ", ".join(p.value for p in ReviewPolicy)
         raise InputError(f"unknown review policy {review!r}; valid: {valid}")
     state = BuildState(turns, user, source=source, policy=ReviewPolicy(review), evidence=evidence, domain=domain)
-    plug = ConsoleReviewer() if reviewer == "console" else None
+    plug = reviewer_from(reviewer)
     with open_engine(settings) as engine:
         asyncio.run(build_memories(engine, build_client(settings), state, plug))
     report = state.report()
@@ -272,3 +279,6 @@ def memory_build(
         out.print(f"warning: {error}", style="yellow")
     total = report.usage.total
     out.print(f"{total.calls} LLM calls, {total.prompt_tokens + total.completion_tokens} tokens")
+    if reviewer == "web" and any(o.action.value == "queued" for o in state.outcomes):
+        server = settings.server
+        out.print(f"queued memories wait on the review page: http://{server.host}:{server.port}/review (mark serve)")

@@ -1,4 +1,4 @@
-"""``mark serve`` and ``mark keys ...``: mark as a service, and the API keys that say who calls it."""
+"""``mark serve``, ``mark mcp`` and ``mark keys ...``: mark as a service, and the API keys that say who calls it."""
 
 from __future__ import annotations
 
@@ -33,6 +33,20 @@ def serve(host: str | None, port: int | None, workers: int) -> None:
     from server.app import create_app
 
     uvicorn.run(create_app(settings), host=bind_host, port=bind_port, log_level="info")
+
+
+def mcp(http: bool, host: str | None, port: int | None) -> None:
+    """Serve the MCP tools: over stdio for the key in MARK_KEY, or over streamable HTTP (a key per request)."""
+    import os
+
+    from memory.config import load_settings
+    from server.mcp_server import serve_http, serve_stdio
+
+    settings = load_settings()
+    if http:
+        serve_http(settings, host or settings.server.host, port or settings.server.port)
+    else:
+        serve_stdio(settings, os.environ)
 
 
 @keys_app.command("create")

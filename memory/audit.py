@@ -7,6 +7,13 @@ events so recovery can roll each forward (the store has the change) or back (it 
 A log file that cannot be opened (a directory, no permission) or that SQLite finds damaged ends in
 a :class:`~memory.store_health.StoreError` naming the file and what to do, never in a raw ``sqlite3``
 error.
+
+Append-only, with one sanctioned rewrite: forgetting (:meth:`AuditLog.forget`). The events of a
+forgotten memory, user history or profile entry keep their ids, kind, time, revision and actor, but
+their detail (which may quote the text) becomes the tombstone ``{"forgotten": true}``; a trigger refuses
+any other change to an event. Deleted content does not linger: the log runs with ``secure_delete`` and
+truncates its WAL file after a forget. With an encryption key (:mod:`memory.crypto`) every detail but a
+tombstone is sealed.
 """
 
 from __future__ import annotations
@@ -24,11 +31,15 @@ from typing import Any, Concatenate, ParamSpec, TypeVar
 
 from pydantic import BaseModel, ConfigDict
 
+from memory.crypto import TextCipher
 from memory.store_health import StoreError, damaged, is_damage
 
 log = logging.getLogger(__name__)
 _P = ParamSpec("_P")
 _R = TypeVar("_R")
+FORGOTTEN: dict[str, Any] = {"forgotten": True}  # the detail of an event whose memory was forgotten
+_TOMBSTONE = json.dumps(FORGOTTEN, sort_keys=True)
+_CHUNK = 500
 
 
 class EventKind(str, Enum):
@@ -90,8 +101,12 @@ CREATE TABLE IF NOT EXISTS events (
 );
 CREATE INDEX IF NOT EXISTS events_memory ON events(memory_id, seq);
 CREATE INDEX IF NOT EXISTS events_pending ON events(committed) WHERE committed = 0;
-CREATE TRIGGER IF NOT EXISTS events_no_update BEFORE UPDATE OF memory_id, kind, at, rev, detail ON events
+DROP TRIGGER IF EXISTS events_no_update;
+CREATE TRIGGER IF NOT EXISTS events_append_only BEFORE UPDATE OF memory_id, kind, at, rev, actor ON events
 BEGIN SELECT RAISE(ABORT, 'audit events are append-only'); END;
+CREATE TRIGGER IF NOT EXISTS events_forget_only BEFORE UPDATE OF detail ON events
+WHEN NEW.detail IS NOT '{"forgotten": true}'
+BEGIN SELECT RAISE(ABORT, 'audit events are append-only: a detail may only become the forgotten tombstone'); END;
 """
 
 
@@ -111,11 +126,12 @@ def _checked(method: Callable[Concatenate[AuditLog, _P], _R]) -> Callable[Concat
 
 
 class AuditLog:
-    """The event log. Events are never edited; only their committed flag flips once."""
+    """The event log. Events are never edited; their committed flag flips once, and forgetting tombstones them."""
 
-    def __init__(self, path: Path) -> None:
-        """Open (creating if needed) the log at ``path``."""
+    def __init__(self, path: Path, cipher: TextCipher | None = None) -> None:
+        """Open (creating if needed) the log at ``path``; ``cipher`` seals event details (default: plain text)."""
         self.path = path
+        self.cipher = cipher or TextCipher()
         if path.is_dir():
             raise StoreError(f"the audit log {path} is a directory: move it away, or set MARK_HOME to another folder")
         try:
@@ -136,6 +152,7 @@ class AuditLog:
     def _setup(self) -> None:
         self._db.execute("PRAGMA journal_mode=WAL")
         self._db.execute("PRAGMA synchronous=NORMAL")
+        self._db.execute("PRAGMA secure_delete=ON")  # a forgotten detail does not linger in free space
         self._db.executescript(_SCHEMA)
 
     def close(self) -> None:
@@ -155,7 +172,7 @@ class AuditLog:
                 at.isoformat(),
                 rev,
                 actor,
-                json.dumps(detail, sort_keys=True, default=str),
+                self.cipher.seal(json.dumps(detail, sort_keys=True, default=str)),
                 os.getpid(),
             ),
         )
@@ -216,6 +233,31 @@ class AuditLog:
         return {row[0] for row in rows}
 
     @_checked
+    def forget(self, memory_ids: list[str]) -> int:
+        """Tombstone every event of these ids but their FORGET events (the one sanctioned rewrite); returns how many.
+
+        Ids, kinds, times, revisions and actors stay, so a history still shows what happened and when.
+        The WAL file is truncated afterwards, so no old page image keeps a detail.
+        """
+        changed = 0
+        for start in range(0, len(memory_ids), _CHUNK):
+            part = memory_ids[start : start + _CHUNK]
+            cursor = self._db.execute(
+                f"UPDATE events SET detail = ? WHERE memory_id IN ({','.join('?' * len(part))})"
+                " AND kind != ? AND detail != ?",
+                [_TOMBSTONE, *part, EventKind.FORGET.value, _TOMBSTONE],
+            )
+            changed += cursor.rowcount
+        self._db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        return changed
+
+    @_checked
+    def rejected(self, user_id: str) -> list[str]:
+        """Ids of the candidates refused for ``user_id`` (REJECT events name their user in the detail)."""
+        events = self._select("WHERE kind = ? AND detail != ? ORDER BY seq", (EventKind.REJECT.value, _TOMBSTONE))
+        return [e.memory_id for e in events if e.detail.get("user_id") == user_id]
+
+    @_checked
     def count(self) -> int:
         """Number of committed events."""
         return int(self._db.execute("SELECT COUNT(*) FROM events WHERE committed = 1").fetchone()[0])
@@ -230,7 +272,7 @@ class AuditLog:
                 at=datetime.fromisoformat(at),
                 rev=rev,
                 actor=actor,
-                detail=json.loads(detail),
+                detail=json.loads(self.cipher.unseal(detail, f"the audit log {self.path}")),
                 committed=bool(committed),
             )
 

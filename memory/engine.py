@@ -5,7 +5,9 @@ with the memory's new revision, (2) applied to the store, (3) committed in the l
 :meth:`MemoryEngine.recover` settles uncommitted events: if the store holds the memory at that
 revision (or, for a forget, no longer holds it) the event is committed, otherwise it is discarded.
 So after recovery there is no memory without its creation event and no event for a change that
-never happened.
+never happened; a forget cut short after its delete is finished (its text erased: :mod:`memory.forgetting`).
+
+Opening a data home makes it owner-only (:mod:`memory.private_files`).
 """
 
 from __future__ import annotations
@@ -114,14 +116,16 @@ class MemoryEngine:
         config: EngineConfig | None = None,
         judge: Judge | None = None,
     ) -> MemoryEngine:
-        """Open the configured store and audit log."""
+        """Open the configured store and audit log (the home and its files made owner-only first)."""
         from memory.embedder import build_embedder
+        from memory.private_files import make_private
         from memory.store import ChromaStore
 
+        make_private(settings.home, settings.store_path)
         embedder = embedder or build_embedder(settings.embedder)
         store = ChromaStore(settings, embedder)
         try:
-            audit = AuditLog(settings.audit_path)
+            audit = AuditLog(settings.audit_path, store.cipher)
         except Exception:
             store.close()
             raise
@@ -183,14 +187,20 @@ class MemoryEngine:
         """Settle uncommitted events left by a crash; returns how many were kept and dropped."""
         keep: list[int] = []
         drop: list[int] = []
+        forgotten: list[str] = []
         for event in self.audit.pending():
             record = self.store.get(event.memory_id)
             if event.kind is EventKind.FORGET:
                 (keep if record is None else drop).append(event.seq)
+                forgotten += [event.memory_id] if record is None else []
             elif record is not None and record.revision >= event.rev:
                 keep.append(event.seq)
             else:
                 drop.append(event.seq)
+        if forgotten:
+            from memory.forgetting import erase_text
+
+            erase_text(self, forgotten)
         self.audit.commit(keep)
         self.audit.discard(drop)
         if keep or drop:
@@ -432,19 +442,16 @@ class MemoryEngine:
     def forget(
         self, memory_id: str, user_id: str | None = None, now: datetime | None = None, actor: str = "user"
     ) -> None:
-        """Erase a memory's text and vector; a text-free FORGET event remains in the log."""
-        record = self.get(memory_id, user_id)
-        now = now or utcnow()
-        seq = self.audit.append(
-            record.id, EventKind.FORGET, now, record.revision + 1, actor, {"type": record.type.value}
-        )
-        self.store.delete([record])
-        self.audit.commit([seq])
-        log.info("forgot %s (%s) by %s", record.id, record.type.value, actor)
+        """Erase a memory and every copy of its text (:mod:`memory.forgetting`); a text-free FORGET event remains."""
+        from memory.forgetting import forget_records
+
+        forget_records(self, [self.get(memory_id, user_id)], now or utcnow(), actor)
 
     def forget_user(self, user_id: str, now: datetime | None = None) -> int:
-        """Erase every personal memory of a user (domain memories stay); returns how many."""
-        personal = [r for r in self.store.scan(user_id) if r.user_id == user_id]
-        for record in personal:
-            self.forget(record.id, user_id, now=now, actor=f"forget-user:{user_id}")
-        return len(personal)
+        """Erase a user's personal memories, history, profile and refused candidates (domain memories stay).
+
+        Returns how many memories were forgotten (see :func:`memory.forgetting.forget_user`).
+        """
+        from memory.forgetting import forget_user
+
+        return forget_user(self, user_id, now or utcnow())

@@ -219,6 +219,11 @@ class History:
             log.info("re-embedded %d history event(s) an interrupted write left without a vector", len(lost))
         return len(lost)
 
+    def forget_user(self, user_id: str) -> int:
+        """Erase a user's events, episodes and vectors (see :meth:`HistoryStore.forget_user`); returns how many."""
+        self._networks.pop(user_id, None)
+        return self.store.forget_user(user_id)
+
     # -- search ------------------------------------------------------------------------------
     def search(
         self,

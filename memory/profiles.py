@@ -175,10 +175,11 @@ class Profiles:
         self.audit.commit([seq])
         return old.model_copy(update={"status": "unset"})
 
-    def delete_owner(self, owner: str) -> int:
-        """Erase every entry of a profile (forgetting a user); returns how many."""
-        cursor = self.db.execute("DELETE FROM profile_entries WHERE owner = ?", (owner,))
-        return int(cursor.rowcount)
+    def delete_owner(self, owner: str) -> list[str]:
+        """Erase every entry of a profile (forgetting a user); returns their ids (to tombstone their audit events)."""
+        ids = [r[0] for r in self.db.execute("SELECT id FROM profile_entries WHERE owner = ?", (owner,))]
+        self.db.execute("DELETE FROM profile_entries WHERE owner = ?", (owner,))
+        return ids
 
 
 def _entry(row: sqlite3.Row) -> ProfileEntry:

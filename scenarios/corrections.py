@@ -12,7 +12,8 @@ import time
 from agents.building import BuildState, ReviewPolicy
 from agents.chatbot import build_chatbot
 from agents.correction import run_correction
-from agents.human import ScriptedInput, build_sme_proxy
+from agents.human import build_sme_proxy, sme_input_from
+from agents.reviewers import reviewer_from
 from agents.team import build_memories
 from memory.engine import MemoryEngine
 from memory.models import MemoryType, Source
@@ -73,7 +74,7 @@ async def _correct(run: Run, record: Record) -> Conversation:
     user_id = record.correction.user
     conversation = f"{run.scenario.name}:{record.id}"
     _discard_partial(run.engine, conversation)
-    sme = build_sme_proxy(ScriptedInput(record.correction.script), name="sme")
+    sme = build_sme_proxy(sme_input_from(run.scenario.sme, record.correction.script), name="sme")
     chatbot = build_chatbot(run.client, run.knowledge_only(user_id), run.scenario.domain)
     chat = await run_correction(chatbot, sme, record.prompt(), run.scenario.max_correction_turns)
     role = run.scenario.user(user_id).role
@@ -86,7 +87,7 @@ async def _correct(run: Run, record: Record) -> Conversation:
         domain=run.scenario.domain,
         conversation_id=conversation,
     )
-    await build_memories(run.engine, run.client, state)
+    await build_memories(run.engine, run.client, state, reviewer_from(run.scenario.reviewer))
     built = state.report()
     return Conversation(
         record=record.id,

@@ -69,7 +69,7 @@ class Correction(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     user: str
-    script: list[str] = Field(min_length=1)
+    script: list[str] = Field(default_factory=list)  # the SME's lines (required when the scenario's sme is script)
 
 
 class Split(StrEnum):
@@ -224,6 +224,11 @@ class Scenario(BaseModel):
     # scenario file, or the name of a bundled file in scenarios/data/knowledge/. Stage 1 then answers
     # with knowledge only, stage 3 with knowledge and memory.
     knowledge: list[str] = Field(default_factory=list)
+    # who plays the SME in stage 2: "script" (each record's lines), "console" (a person at this terminal)
+    # or an http(s) URL answering {"prompt"} with {"reply"}; and who reviews gated memories during the
+    # builds: "none" / "web" (they wait in the queue for mark review or the review page), "console", a URL
+    sme: str = Field(default="script", pattern=r"^(script|console|https?://\S+)$")
+    reviewer: str = Field(default="none", pattern=r"^(none|web|console|https?://\S+)$")
     _folder: Path = PrivateAttr(default=Path("."))
 
     def knowledge_files(self) -> list[Path]:
@@ -261,11 +266,22 @@ class Scenario(BaseModel):
         return next(r for r in self.records if r.id == record_id)
 
 
+def _script_errors(scenario: Scenario) -> list[tuple[tuple[str | int, ...], str]]:
+    """Corrections without lines, when the scenario's SME speaks from the script."""
+    if scenario.sme != "script":
+        return []
+    return [
+        (("records", i, "correction", "script"), "a scripted SME needs at least one line")
+        for i, record in enumerate(scenario.records)
+        if record.correction is not None and not record.correction.script
+    ]
+
+
 def reference_errors(scenario: Scenario) -> list[tuple[tuple[str | int, ...], str]]:
     """Cross-references that do not resolve, each with the location of the offending field."""
     users = {u.id for u in scenario.users}
     records = {r.id: r for r in scenario.records}
-    problems: list[tuple[tuple[str | int, ...], str]] = []
+    problems: list[tuple[tuple[str | int, ...], str]] = _script_errors(scenario)
     if len(users) != len(scenario.users):
         problems.append((("users",), "user ids must be unique"))
     if len(records) != len(scenario.records):

@@ -14,7 +14,7 @@ import functools
 import json
 import logging
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Concatenate, ParamSpec, Protocol, TypeVar, cast
@@ -30,6 +30,7 @@ from chromadb.errors import ChromaError
 
 from memory.config import Settings
 from memory.embedder import Embedder
+from memory.store.scrub import scrub_forgotten
 from memory.store_health import StoreError, StoreInUseError, damaged, sqlite_problem
 
 log = logging.getLogger(__name__)
@@ -133,6 +134,25 @@ class StoreClient:
                 return None
         self._collections[name] = collection
         return collection
+
+    def drop(self, name: str) -> bool:
+        """Delete the collection ``name`` with everything in it (Chroma deletes its log rows too); False: none."""
+        if self.collection(name, create=False, metadata={}) is None:
+            return False
+        self._collections.pop(name, None)
+        self.api.delete_collection(name)
+        return True
+
+    def scrub(self, ids: Sequence[str]) -> None:
+        """After records were deleted (or their collection dropped), erase Chroma's copies of their text.
+
+        Embedded store only (see :mod:`memory.store.scrub`); a Chroma server keeps its own files, which
+        its operator vacuums.
+        """
+        if self.mode != "embedded":
+            log.info("Chroma server: forgotten records are deleted; its files are the server operator's to vacuum")
+            return
+        scrub_forgotten(Path(self.location) / _DATABASE, ids)
 
     def space(self, name: str) -> str | None:
         """The distance space the collection ``name`` was created with (None: no such collection)."""

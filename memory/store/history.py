@@ -157,9 +157,11 @@ class HistoryStore:
         """Close the database (the Chroma client belongs to the memory store)."""
         self.db.close()
 
+    def _vector_name(self, user_id: str) -> str:
+        return f"{self.client.prefix}-hist-{owner_token(user_id)}"
+
     def _vectors(self, user_id: str, create: bool) -> Any:
-        name = f"{self.client.prefix}-hist-{owner_token(user_id)}"
-        return self.client.collection(name, create, metadata={"mark": 1, "history": "vectors"})
+        return self.client.collection(self._vector_name(user_id), create, metadata={"mark": 1, "history": "vectors"})
 
     # -- writes ------------------------------------------------------------------------------
     def add(self, events: Sequence[HistoryEvent], vectors: Sequence[Sequence[float]]) -> list[HistoryEvent]:
@@ -250,6 +252,30 @@ class HistoryStore:
             raise
         self._drop_vectors(rows)
         return len(rows)
+
+    def forget_user(self, user_id: str) -> int:
+        """Erase a user's events (any status), index entries, episodes, chat progress and vectors; returns how many.
+
+        No text lingers: ``secure_delete`` is on, FTS5 ``optimize`` rewrites the index without the deleted
+        entries and the WAL is truncated (so are profile rows deleted before). The caller scrubs Chroma.
+        """
+        statements = [
+            "DELETE FROM events_fts WHERE rowid IN (SELECT rowid FROM events WHERE user_id = ? AND status = 'active')",
+            "DELETE FROM events WHERE user_id = ?",
+            "DELETE FROM episodes WHERE user_id = ?",
+            "DELETE FROM chat_sessions WHERE user_id = ?",
+        ]
+        self.db.execute("BEGIN")
+        try:
+            erased = [self.db.execute(sql, (user_id,)).rowcount for sql in statements][1]
+            self.db.execute("INSERT INTO events_fts (events_fts) VALUES ('optimize')")
+            self.db.execute("COMMIT")
+        except BaseException:
+            self.db.execute("ROLLBACK")
+            raise
+        self.db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        self.client.drop(self._vector_name(user_id))
+        return erased
 
     def _drop_vectors(self, rows: Sequence[sqlite3.Row]) -> None:
         by_user: dict[str, list[str]] = {}

@@ -6,6 +6,9 @@ search therefore never pays for a ``where`` filter over everybody's memories, an
 read another user's collection by construction. Collections are created in cosine space (by
 :class:`~memory.store.client.StoreClient`), and :func:`~memory.store.client.distance_to_similarity`
 is the one place a Chroma distance becomes a similarity.
+
+With an encryption key (``MARK_ENCRYPTION_KEY``, :mod:`memory.crypto`) a record's text is sealed in
+its Chroma document and opened when read; its vector and metadata stay in the clear, so search works.
 """
 
 from __future__ import annotations
@@ -19,6 +22,7 @@ from chromadb.api import ClientAPI
 from chromadb.api.models.Collection import Collection
 
 from memory.config import Settings
+from memory.crypto import TextCipher
 from memory.embedder import Embedder
 from memory.models import SHARED_USER, MemoryRecord
 from memory.record_cache import RecordCache
@@ -26,10 +30,15 @@ from memory.record_layout import from_metadata, partition_for, to_metadata
 from memory.store.client import StoreClient, checked, distance_to_similarity
 
 
-def _records(got: Any) -> list[MemoryRecord]:
+def _records(got: Any, cipher: TextCipher) -> list[MemoryRecord]:
     """Records of a Chroma ``get`` result that included documents and metadatas."""
     docs, metas = got["documents"] or [], got["metadatas"] or []
-    return [from_metadata(i, d, dict(m)) for i, d, m in zip(got["ids"], docs, metas, strict=True)]
+    return [from_metadata(i, _text(cipher, d), dict(m)) for i, d, m in zip(got["ids"], docs, metas, strict=True)]
+
+
+def _text(cipher: TextCipher, document: str) -> str:
+    """A record's text from its Chroma document (opened when sealed)."""
+    return cipher.unseal(document, "the memory store")
 
 
 def _as_read(record: MemoryRecord) -> MemoryRecord:
@@ -44,6 +53,8 @@ class ChromaStore:
         """Open the embedded store (taking the process lock) or connect to a Chroma server."""
         self.embedder = embedder
         self.prefix = settings.store.collection_prefix
+        key = settings.store.encryption_key
+        self.cipher = TextCipher(key.get_secret_value() if key is not None else None)
         # the one client of this process: the knowledge store (memory.store.knowledge) shares it
         self.client = StoreClient(settings, embedder)
         # server mode: other processes may write, so a cached record could be stale
@@ -111,7 +122,7 @@ class ChromaStore:
             assert collection is not None
             collection.upsert(
                 ids=[records[i].id for i in indexes],
-                documents=[records[i].text for i in indexes],
+                documents=[self.cipher.seal(records[i].text) for i in indexes],
                 embeddings=np.asarray([vectors[i] for i in indexes], dtype=np.float32),
                 metadatas=cast(Any, [to_metadata(records[i]) for i in indexes]),
             )
@@ -131,12 +142,29 @@ class ChromaStore:
 
     @checked
     def delete(self, records: Sequence[MemoryRecord]) -> None:
-        """Remove records from the index (only used by recovery and forget-with-purge)."""
+        """Remove records from the index (forgetting), one call per partition."""
+        by_partition: dict[str, list[str]] = {}
         for record in records:
-            collection = self._collection(partition_for(record.type, record.user_id), create=False)
+            by_partition.setdefault(partition_for(record.type, record.user_id), []).append(record.id)
+        for partition, ids in by_partition.items():
+            collection = self._collection(partition, create=False)
             if collection is not None:
-                collection.delete(ids=[record.id])
-            self.cache.drop([record.id])
+                step = self.client.batch_size()
+                for start in range(0, len(ids), step):
+                    collection.delete(ids=ids[start : start + step])
+            self.cache.drop(ids)
+
+    @checked
+    def scrub(self, ids: Sequence[str]) -> None:
+        """After a forget: erase the copies an embedded Chroma keeps of deleted records' text (see ``scrub``)."""
+        self.client.scrub(ids)
+
+    @checked
+    def drop_partition(self, partition: str) -> bool:
+        """Delete an empty user partition's collection (its name holds the user id); False: absent or not empty."""
+        if partition == SHARED_USER or self.count(partition):
+            return False
+        return self.client.drop(self.collection_name(partition))
 
     # -- reads -------------------------------------------------------------------------------
     @checked
@@ -150,7 +178,7 @@ class ChromaStore:
             collection = self._collection(partition, create=False)
             if collection is None:
                 continue
-            found = _records(collection.get(ids=[memory_id], include=["documents", "metadatas"]))
+            found = _records(collection.get(ids=[memory_id], include=["documents", "metadatas"]), self.cipher)
             if found:
                 self.cache.put(found)
                 return found[0]
@@ -162,7 +190,7 @@ class ChromaStore:
         collection = self._collection(partition, create=False)
         if collection is None:
             return []
-        return _records(collection.get(where=where, include=["documents", "metadatas"]))
+        return _records(collection.get(where=where, include=["documents", "metadatas"]), self.cipher)
 
     @checked
     def vector(self, record: MemoryRecord) -> list[float] | None:
@@ -199,7 +227,7 @@ class ChromaStore:
                 dists = (got["distances"] or [])[k]
                 out.append(
                     [
-                        (from_metadata(i, d, dict(m)), distance_to_similarity(dist))
+                        (from_metadata(i, _text(self.cipher, d), dict(m)), distance_to_similarity(dist))
                         for i, d, m, dist in zip(ids, docs, metas, dists, strict=True)
                     ]
                 )
@@ -207,7 +235,7 @@ class ChromaStore:
         got = collection.query(query_embeddings=vectors, n_results=n, where=where, include=["distances"])
         records = self.cache.get_many(
             [i for ids in got["ids"] for i in ids],
-            lambda missing: _records(collection.get(ids=missing, include=["documents", "metadatas"])),
+            lambda missing: _records(collection.get(ids=missing, include=["documents", "metadatas"]), self.cipher),
         )
         return [
             [(records[i].pop(), distance_to_similarity(d)) for i, d in zip(ids, dists, strict=True) if i in records]

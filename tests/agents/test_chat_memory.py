@@ -96,7 +96,7 @@ from tests.scenarios.fake_society import society
 settings = load_settings()
 settings.history = HistoryConfig(working_turns=8, build_every=4)
 engine = MemoryEngine.open(settings, embedder=HashingEmbedder(), config=HASHING_CONFIG)
-chat = ChatSession(engine, society(), "kai", session_id="k1")
+chat = ChatSession(engine, society(), "kai", session_id="k1", keep=True)
 
 def read(prompt):
     print("READY", len(chat.turns), chat.built, flush=True)

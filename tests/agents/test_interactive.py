@@ -21,6 +21,7 @@ async def test_session_commands_and_build_on_exit(engine: MemoryEngine) -> None:
     )
     lines = iter(
         [
+            "y",  # may this session be kept in memory?
             "Concentration of tropicamide:\nA) 0.01\nB) 0.02",
             "/feedback good",
             "/remember I prefer answers as decimals",

@@ -60,14 +60,28 @@ async def test_committer_turns_typed_decisions_into_typed_outcomes(engine: Memor
         BuildAction.COMMITTED,
         BuildAction.MERGED,
     ]
-    # a rejected candidate is never written: no id, no status, the reviewer's reason kept
-    assert (rejected.memory_id, rejected.status, rejected.reason) == (None, None, "never said")
+    # a rejected candidate is kept, archived and labelled bad, with the reviewer's decision audited
+    assert (rejected.status, rejected.reason) == (Status.ARCHIVED, "never said")
+    kept = engine.get(rejected.memory_id or "")
+    assert (kept.status, kept.classification.value, kept.text) == (
+        Status.ARCHIVED,
+        "bad",
+        "The user dislikes percentages.",
+    )
+    last = engine.history(kept.id)[-1]
+    assert (last.kind.value, last.actor, last.detail["reason"]) == ("review", "reviewer:dr-a", "never said")
     # no reviewer decided: the memory waits for one, with the policy's reason
     assert queued.status is Status.PENDING_REVIEW and queued.reason == gated
     assert engine.get(queued.memory_id or "").status is Status.PENDING_REVIEW
-    # the edit's text is what is stored
+    # the edit's text is what is stored, and the text before it is in the audited edit
     assert edited.text == "The user asks about tropicamide drops."
     assert engine.get(edited.memory_id or "").text == "The user asks about tropicamide drops."
+    edit = engine.history(edited.memory_id or "")[-1]
+    assert (edit.kind.value, edit.actor, edit.detail["before"]) == (
+        "edit",
+        "reviewer:dr-a",
+        "The user asks about eye drop strengths.",
+    )
     assert merged.memory_id == stored.id  # the same text merges into the stored memory
     assert report == "committed: user_question {'committed': 1, 'merged': 1, 'queued': 1, 'rejected': 1}"
     assert state.counts() == {"user_question": {"rejected": 1, "queued": 1, "committed": 1, "merged": 1}}

@@ -6,7 +6,7 @@ from datetime import UTC, datetime
 
 import pytest
 
-from memory.timewords import window, wants_latest
+from memory.timewords import wants_latest, window
 
 NOW = datetime(2024, 3, 14, 15, 0, tzinfo=UTC)  # a Thursday
 
