@@ -146,6 +146,7 @@ class BuildState:
         agent: str = "chatbot",
         conversation_id: str | None = None,
         situation: str | None = None,
+        keep_transcript: bool = True,
     ) -> None:
         """Start a build of ``turns`` for ``user_id``; ``evidence`` is trusted reference text.
 
@@ -153,6 +154,7 @@ class BuildState:
         default the opening question of the conversation; "" for none (a chat on many subjects).
         """
         self.turns, self.user_id, self.source, self.policy = turns, user_id, source, policy
+        self.keep_transcript = keep_transcript  # the conversation goes into the user's history (chat keeps its own)
         self.evidence, self.domain, self.agent = evidence, domain, agent
         self.conversation_id = conversation_id or uuid.uuid4().hex[:12]
         if situation is None:

@@ -160,6 +160,7 @@ class ChatSession:
             domain=self.domain,
             conversation_id=f"chat:{self.user_id}:{self.session_id}",
             situation="",  # a chat may cover many subjects: no applicability check
+            keep_transcript=False,  # every turn of a chat is in the history already
         )
         await build_memories(self.engine, self.client, state)
         said = [t.content for t in pending if t.role in {"user", "sme"}]

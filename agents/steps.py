@@ -230,7 +230,14 @@ def _commit(engine: MemoryEngine, state: BuildState, candidate: Candidate) -> Ou
         verdicts=candidate.verdicts,
         knowledge=candidate.knowledge,
         actor="committer",
-        note={"gate": candidate.gate, "said_by": state.user_id, "fallback": str(candidate.fallback).lower()},
+        note={
+            "gate": candidate.gate,
+            "said_by": state.user_id,
+            "fallback": str(candidate.fallback).lower(),
+            "fact_check": "none" if candidate.fact_check is None else str(candidate.fact_check),
+            "fact_reason": candidate.fact_reason,
+            "review_reason": candidate.review_reason,
+        },
     )
     record = result.record
     if decision is not None:

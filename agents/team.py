@@ -26,7 +26,9 @@ from agents.reviewers import Reviewer
 from agents.steps import committer_step, extractor_step, resolver_step, reviewer_step, veracity_step
 from agents.truth import truth_gate_step
 from mark.errors import InputError
-from memory.engine import MemoryEngine
+from memory.engine import MemoryEngine, utcnow
+from memory.history import Speaker
+from memory.ingest import ParsedTurn
 from memory.models import MemoryType
 
 
@@ -97,4 +99,22 @@ async def build_memories(
         raise InputError("the conversation is empty: nothing to build memories from")
     team = build_team(engine, client, state, reviewer)
     await team.run(task=f"Build memories from conversation {state.conversation_id} for user {state.user_id}.")
+    if state.keep_transcript and state.outcomes:
+        keep_transcript(engine, state)
     return state
+
+
+def keep_transcript(engine: MemoryEngine, state: BuildState) -> None:
+    """Keep the conversation a build learnt from in the user's history (its session is the conversation id).
+
+    A reviewer then sees who said what (the review page reads it), and forgetting the user erases it
+    with the rest of their history. Turns already kept (a rebuild) are not added twice.
+    """
+    now = utcnow()
+    turns = [
+        ParsedTurn(session_id=state.conversation_id, turn=i, speaker=Speaker.parse(t.role), text=t.content, at=now)
+        for i, t in enumerate(state.turns)
+        if t.content.strip()
+    ]
+    history = engine.episodes
+    history.add(history.events_of(state.user_id, turns, f"build:{state.conversation_id}", now))

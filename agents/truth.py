@@ -24,6 +24,7 @@ from memory import grounding
 from memory.engine import MemoryEngine
 from memory.grounding import Evidence
 from memory.knowledge_check import Stance
+from memory.models import Category, MemoryType, Source
 from prompts import render
 
 log = logging.getLogger(__name__)
@@ -59,6 +60,15 @@ def _gate(engine: MemoryEngine, state: BuildState, facts: Evidence, candidate: C
     options = grounding.parse_options(facts.question)
     candidate.text = grounding.unletter(candidate.text, options)  # a letter means nothing in another question
     verdict = grounding.check(candidate.text, candidate.type, facts, mistake=candidate.mistake)
+    expert_fact = (
+        state.source is Source.SME
+        and candidate.type is MemoryType.USER_QUESTION
+        and candidate.category is Category.FACT
+        and not grounding.reports_asking(candidate.text)
+        and not grounding.names_a_term(candidate.text)
+    )
+    if verdict.ok and expert_fact:
+        verdict = grounding.expert_fact_as_user_memory()
     candidate.gate = verdict.describe()
     if verdict.ok:
         return True

@@ -80,6 +80,7 @@ class GateReason(StrEnum):
     NO_TOPIC = "no_topic"
     ANSWER_AS_MISTAKE = "answer_as_mistake"
     NO_SOURCE = "no_source"
+    DOMAIN_FACT = "domain_fact"
 
 
 class GateVerdict(BaseModel):
@@ -256,6 +257,32 @@ def check(text: str, memory_type: MemoryType, evidence: Evidence, *, mistake: bo
     best = [(share, c) for share, c in _support_sentences(text, source) if not negated_stems(c) & positive]
     where = f"best support: {best[0][1]!r}" if best and best[0][0] > 0 else "supported by the question and source"
     return GateVerdict(ok=True, reason=GateReason.SUPPORTED, detail=where)
+
+
+_TERM = re.compile(r"\b(?:writes|says|uses|means|meaning|stands? for|short for|abbreviat\w*|term|calls)\b", re.I)
+
+
+def names_a_term(text: str) -> bool:
+    """Whether a memory says how someone names something ("writes DOC for 'drug of choice'")."""
+    return bool(_TERM.search(text))
+
+
+def reports_asking(text: str) -> bool:
+    """Whether a memory reports what someone asked ("The user asks about ..."), not a claim."""
+    return bool(_ASKING.search(text))
+
+
+def expert_fact_as_user_memory() -> GateVerdict:
+    """The verdict on a personal "the user states X" fact from an expert: X is domain knowledge.
+
+    In a conversation whose human is a trusted expert, a fact they state belongs in shared memory,
+    where it is gated as domain knowledge; as the expert's personal user-question memory it would
+    only repeat it under weaker rules (a user-question memory may use any word the human said, so it
+    also takes the rejected answer the expert only named in order to refuse it).
+    """
+    return GateVerdict(
+        ok=False, reason=GateReason.DOMAIN_FACT, detail="an expert's domain statement belongs in shared memory"
+    )
 
 
 def _mistake_check(text: str, evidence: Evidence) -> GateVerdict:

@@ -24,7 +24,7 @@ from mark.errors import InputError, MarkError, NotFoundError, UnavailableError, 
 from memory.config import Settings
 from memory.engine import MemoryEngine
 from memory.keys import KeyStore
-from server import openai_chat
+from server import openai_chat, web
 from server.deps import Unauthorized
 from server.routes import router
 from server.service import Forbidden, Service
@@ -84,6 +84,7 @@ def create_app(
     app.add_exception_handler(RequestValidationError, _invalid)
     app.include_router(router)
     app.include_router(openai_chat.router)
+    app.include_router(web.router)
     return app
 
 

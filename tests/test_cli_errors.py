@@ -222,7 +222,7 @@ def test_the_log_level_comes_from_the_environment(
     monkeypatch.setenv("MARK_LOG_LEVEL", "info")
     code, out, err = run(capsys, "memory", "forget", "--user", "u1", "--json")
     assert code == 0 and json.loads(out) == {"forgotten": 1}
-    assert err.startswith("INFO memory.engine: forgot ") and "DEBUG" not in err
+    assert err.startswith("INFO memory.forgetting: forgot ") and "DEBUG" not in err
 
 
 @pytest.fixture
