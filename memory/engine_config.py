@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING
 from pydantic import BaseModel, ConfigDict, Field
 
 from memory.conflicts import ConflictConfig
+from memory.models import Category
 from memory.scoring import ScoringConfig, situation_check_for, type_floors_for
 from memory.trust import TrustConfig
 from memory.veracity import VeracityConfig
@@ -26,7 +27,11 @@ class EngineConfig(BaseModel):
     conflicts: ConflictConfig = ConflictConfig()
     thumbs_up: float = 0.1
     thumbs_down: float = 0.2
-    episodic_ttl_days: float = 90.0
+    # days a searchable memory of a category lives (seed 001 S6: episodic 90 days, constraints never);
+    # a category not named here never expires
+    ttl_days: dict[Category, float] = Field(default_factory=lambda: {Category.EPISODIC: 90.0})
+    # superseded memories stay readable for audit, then are archived after this many days (None: never)
+    superseded_archive_days: float | None = Field(default=180.0, ge=0.0)
     min_confidence: float = 0.05
     # "incorrect" votes from users / anonymous voters on a shared SME memory that send it to review
     review_after_disputes: int = Field(default=2, ge=1)

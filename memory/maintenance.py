@@ -1,10 +1,12 @@
 """Maintenance (MARK appendix 1, seed 001 S6, VeriMem V2): retention, then re-checks, through the log.
 
-Retention decisions are pure (:func:`decide`): an episodic memory past its TTL is archived; one
+Retention decisions are pure (:func:`decide`): a memory past the TTL of its category is archived (seed 001
+S6: episodic 90 days, constraints never), a superseded one after ``superseded_archive_days``; one
 under the confidence floor, or dropped by the trust / persistence rule, is pruned, except a shared
 SME memory, which goes to a reviewer instead (users' votes must never silently delete domain
 knowledge). The memories retention keeps and whose veracity fell under the medium-risk threshold
-are then re-checked (``memory.recheck``). Nothing is hard-deleted; every change is an audited event.
+are then re-checked (``memory.recheck``), and every user's history is brought under its cap
+(:mod:`memory.history_retention`). Nothing is hard-deleted; every change is an audited event.
 
 :func:`run_if_due` runs maintenance when the last run is older than an interval (``mark chat`` and
 each lifecycle run call it first). The time of the last run is kept in ``maintenance.json`` beside
@@ -21,13 +23,14 @@ from datetime import datetime, timedelta
 from enum import StrEnum
 from pathlib import Path
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 
 from memory import recheck, trust
 from memory.audit import EventKind
 from memory.engine import MemoryEngine, utcnow
 from memory.engine_config import EngineConfig
-from memory.models import SEARCHABLE, Category, MemoryRecord, Source, Status
+from memory.history_retention import CapReport
+from memory.models import SEARCHABLE, MemoryRecord, Source, Status
 from memory.recheck import RecheckDecision
 from memory.search import age_days
 
@@ -40,6 +43,7 @@ class MaintenanceRule(StrEnum):
     """Which retention rule a decision comes from."""
 
     TTL = "ttl"
+    SUPERSEDED = "superseded"
     CONFIDENCE = "confidence"
     RETENTION = "retention"
 
@@ -64,12 +68,16 @@ class MaintenanceReport(BaseModel):
     dry_run: bool
     decisions: list[MaintenanceDecision]
     rechecks: list[RecheckDecision]
+    history: list[CapReport] = Field(default_factory=list)  # users' histories brought under their cap
 
     def counts(self) -> dict[str, int]:
         """How many memories each action touched (``archived``, ``pruned``, ``refresh``, ...)."""
         out: dict[str, int] = {}
         for name in [d.action.value for d in self.decisions] + [r.action.value for r in self.rechecks]:
             out[name] = out.get(name, 0) + 1
+        archived = sum(len(c.archived) for c in self.history)
+        if archived:
+            out["history events archived"] = archived
         return out
 
     def summary(self) -> str:
@@ -92,12 +100,20 @@ def _drop(record: MemoryRecord, rule: MaintenanceRule, reason: str) -> Maintenan
 
 def decide(record: MemoryRecord, now: datetime, cfg: EngineConfig) -> MaintenanceDecision | None:
     """The retention decision for one memory at ``now`` (None: keep it as it is). Pure."""
+    if record.status is Status.SUPERSEDED and cfg.superseded_archive_days is not None:
+        since = max(0.0, (now - record.updated_at).total_seconds() / 86400.0)
+        if since > cfg.superseded_archive_days:
+            reason = f"superseded {since:.0f} days ago (archived after {cfg.superseded_archive_days:g})"
+            return MaintenanceDecision(
+                memory_id=record.id, action=Status.ARCHIVED, rule=MaintenanceRule.SUPERSEDED, reason=reason
+            )
+        return None
     if record.status not in SEARCHABLE:
         return None
-    if record.category is Category.EPISODIC and age_days(record, now) > cfg.episodic_ttl_days:
-        return MaintenanceDecision(
-            memory_id=record.id, action=Status.ARCHIVED, rule=MaintenanceRule.TTL, reason="episodic TTL expired"
-        )
+    ttl = cfg.ttl_days.get(record.category)
+    if ttl is not None and age_days(record, now) > ttl:
+        reason = f"{record.category.value} TTL of {ttl:g} days expired"
+        return MaintenanceDecision(memory_id=record.id, action=Status.ARCHIVED, rule=MaintenanceRule.TTL, reason=reason)
     if record.confidence < cfg.min_confidence:
         reason = f"confidence {record.confidence:.3f} below the floor {cfg.min_confidence}"
         return _drop(record, MaintenanceRule.CONFIDENCE, reason)
@@ -131,9 +147,21 @@ def maintain(engine: MemoryEngine, now: datetime | None = None, dry_run: bool = 
             engine.set_status(d.memory_id, d.action, kind, detail, now=now, actor=ACTOR)
             log.info("maintenance %s: %s (%s)", d.memory_id, d.action.value, d.reason)
         recheck.apply(engine, rechecks, now)
-    report = MaintenanceReport(at=now, dry_run=dry_run, decisions=decisions, rechecks=rechecks)
+    capped = _cap_histories(engine, now, dry_run)
+    report = MaintenanceReport(at=now, dry_run=dry_run, decisions=decisions, rechecks=rechecks, history=capped)
     log.info("%s", report.summary())
     return report
+
+
+def _cap_histories(engine: MemoryEngine, now: datetime, dry_run: bool) -> list[CapReport]:
+    """Bring every user's history under ``HistoryConfig.max_events`` (nothing to do without a cap)."""
+    if engine.history_config.max_events is None:
+        return []
+    from memory.history_retention import apply_cap
+
+    history = engine.episodes
+    reports = (apply_cap(history, user, now, dry_run) for user in history.store.users())
+    return [r for r in reports if r is not None]
 
 
 def state_path(engine: MemoryEngine) -> Path:

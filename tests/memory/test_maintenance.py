@@ -157,3 +157,16 @@ def test_plan_lists_retention_decisions_only(engine: MemoryEngine) -> None:
     _vote(engine, voted.id, 3)
     assert [d.memory_id for d in plan(engine, NOW)] == [voted.id]
     assert engine.get(voted.id).status is Status.ACTIVE
+
+
+def test_ttl_by_category_and_superseded_memories_archived_after_their_age() -> None:
+    cfg = EngineConfig(ttl_days={Category.EPISODIC: 90.0, Category.PREFERENCE: 30.0}, superseded_archive_days=180.0)
+    liked = decide(_record(category=Category.PREFERENCE, created_at=NOW - timedelta(days=31)), NOW, cfg)
+    assert liked is not None and liked.reason == "preference TTL of 30 days expired"
+    assert decide(_record(category=Category.FACT, created_at=NOW - timedelta(days=3000)), NOW, cfg) is None
+    old = _record(status=Status.SUPERSEDED, updated_at=NOW - timedelta(days=181))
+    archived = decide(old, NOW, cfg)
+    assert archived is not None and (archived.action, archived.rule) == (Status.ARCHIVED, MaintenanceRule.SUPERSEDED)
+    assert archived.reason == "superseded 181 days ago (archived after 180)"
+    assert decide(_record(status=Status.SUPERSEDED, updated_at=NOW - timedelta(days=179)), NOW, cfg) is None
+    assert decide(old, NOW, EngineConfig(superseded_archive_days=None)) is None
