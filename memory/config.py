@@ -177,6 +177,7 @@ class HistoryConfig(BaseModel):
     working_turns: int = Field(default=8, ge=1, le=200)  # a chat's working memory (FIFO of recent turns)
     build_every: int = Field(default=4, ge=1, le=200)  # a chat builds memories after this many new turns
     embed_tokens: int = Field(default=128, ge=16, le=256)  # MiniLM word pieces embedded per event
+    reply_embed_tokens: int = Field(default=128, ge=8, le=256)  # ... per assistant turn (long; BM25 has all of it)
     batch: int = Field(default=512, ge=1, le=10_000)  # events embedded and written per batch
     depth: int = Field(default=50, ge=1, le=1000)  # candidates per retriever before fusion
     rrf_k: float = Field(default=60.0, gt=0.0)  # reciprocal rank fusion: 1 / (rrf_k + rank)
@@ -274,6 +275,7 @@ _ENV_MAP: dict[str, tuple[str, str]] = {
     "MARK_HISTORY_WORKING_TURNS": ("history", "working_turns"),
     "MARK_HISTORY_BUILD_EVERY": ("history", "build_every"),
     "MARK_HISTORY_EMBED_TOKENS": ("history", "embed_tokens"),
+    "MARK_HISTORY_REPLY_TOKENS": ("history", "reply_embed_tokens"),
     "MARK_HISTORY_MAX_EVENTS": ("history", "max_events"),
     "MARK_HISTORY_EVICTION": ("history", "eviction"),
     "MARK_KNOWLEDGE_INJECT_K": ("knowledge", "inject_k"),

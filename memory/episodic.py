@@ -28,7 +28,7 @@ from memory.art import ArtNetwork, Channel, encode_event
 from memory.audit import AuditLog
 from memory.audit import EventKind as AuditKind
 from memory.config import HistoryConfig
-from memory.history import EventKind, EventStatus, HistoryEvent, event_id
+from memory.history import EventKind, EventStatus, HistoryEvent, Speaker, event_id
 from memory.ingest import ParsedHistory, ParsedTurn
 from memory.profiles import Profiles
 
@@ -102,6 +102,7 @@ class History:
     ) -> None:
         """Serve events from ``store``, embedding with ``embedder`` and auditing into ``audit``."""
         self.store, self.embedder, self.audit = store, embedder, audit
+        self.reply_embedder = embedder  # the assistant's turns (beside() gives it a shorter reading)
         self.config = config or HistoryConfig()
         self._networks: dict[str, ArtNetwork] = {}
         self._profiles: Profiles | None = None
@@ -121,6 +122,7 @@ class History:
 
         events = HistoryStore(audit.path.parent / "history.sqlite3", store.client)
         history = cls(events, truncated(embedder, config.embed_tokens), audit, config)
+        history.reply_embedder = truncated(embedder, config.reply_embed_tokens)
         history.recover()
         return history
 
@@ -184,10 +186,26 @@ class History:
         step = self.config.batch
         for start in range(0, len(ordered), step):
             part = ordered[start : start + step]
-            vectors = self.embedder.embed([e.text for e in part])
+            vectors = self.embed(part)
             self._learn_episodes(part, vectors)
             added += self.store.add(part, vectors)
         return added
+
+    def embed(self, events: Sequence[HistoryEvent]) -> list[list[float]]:
+        """The vectors of events: the assistant's turns read by ``reply_embedder`` (their opening), the rest in full.
+
+        An assistant's reply is long (a list of suggestions, an explanation) and is found by its opening
+        and its words (the BM25 index holds all of it); what a person said is read as far as
+        ``embed_tokens`` goes. Embedding is most of an ingest's time.
+        """
+        replies = [i for i, e in enumerate(events) if e.speaker is Speaker.ASSISTANT]
+        others = [i for i, e in enumerate(events) if e.speaker is not Speaker.ASSISTANT]
+        out: list[list[float]] = [[] for _ in events]
+        for indexes, embedder in ((replies, self.reply_embedder), (others, self.embedder)):
+            if indexes:
+                for i, vector in zip(indexes, embedder.embed([events[i].text for i in indexes]), strict=True):
+                    out[i] = vector
+        return out
 
     def _learn_episodes(self, events: Sequence[HistoryEvent], vectors: Sequence[Sequence[float]]) -> None:
         """Give each event its episode (fusion ART, in history order) and save the networks."""
@@ -215,7 +233,7 @@ class History:
         """Embed and upsert again the events whose vectors a crash lost; returns how many."""
         lost = self.store.unvectored()
         if lost:
-            self.store.put_vectors(lost, self.embedder.embed([e.text for e in lost]))
+            self.store.put_vectors(lost, self.embed(lost))
             log.info("re-embedded %d history event(s) an interrupted write left without a vector", len(lost))
         return len(lost)
 

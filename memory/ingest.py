@@ -149,5 +149,5 @@ def read_history(path: Path, record: str | None = None, session: str | None = No
         name = session or path.stem
         return ParsedHistory(path=str(path), format="transcript", turns=_session(data, str(path), name, None))
     raise HistoryFileError(
-        f"{path}: expected a list of {{role, content}} turns, {{\"sessions\": [...]}} or LongMemEval records"
+        f'{path}: expected a list of {{role, content}} turns, {{"sessions": [...]}} or LongMemEval records'
     )
