@@ -14,31 +14,44 @@ their detail (which may quote the text) becomes the tombstone ``{"forgotten": tr
 any other change to an event. Deleted content does not linger: the log runs with ``secure_delete`` and
 truncates its WAL file after a forget. With an encryption key (:mod:`memory.crypto`) every detail but a
 tombstone is sealed.
+
+Two backends share one interface, :class:`AuditBackend`: this SQLite log (``audit.sqlite3`` in
+``MARK_HOME``, shared by the processes of one machine) and :class:`memory.audit_pg.PostgresAuditLog`
+(``MARK_DATABASE_URL``, shared by several machines). :func:`open_audit_log` picks one from the settings.
+Each has a cross-process write lock (:meth:`AuditBackend.write_lock`) that the engine holds around a
+read-modify-write of the store: an exclusive ``flock`` on ``audit.sqlite3.lock`` here, a PostgreSQL
+advisory lock there.
 """
 
 from __future__ import annotations
 
+import fcntl
 import functools
 import json
 import logging
 import os
 import sqlite3
-from collections.abc import Callable, Iterator
+import threading
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import AbstractContextManager, contextmanager
 from datetime import datetime
 from enum import Enum
 from pathlib import Path
-from typing import Any, Concatenate, ParamSpec, TypeVar
+from typing import TYPE_CHECKING, Any, Concatenate, ParamSpec, Protocol, TypeVar
 
 from pydantic import BaseModel, ConfigDict
 
 from memory.crypto import TextCipher
 from memory.store_health import StoreError, damaged, is_damage
 
+if TYPE_CHECKING:
+    from memory.config import Settings
+
 log = logging.getLogger(__name__)
 _P = ParamSpec("_P")
 _R = TypeVar("_R")
 FORGOTTEN: dict[str, Any] = {"forgotten": True}  # the detail of an event whose memory was forgotten
-_TOMBSTONE = json.dumps(FORGOTTEN, sort_keys=True)
+TOMBSTONE = json.dumps(FORGOTTEN, sort_keys=True)  # that detail as both backends store it
 _CHUNK = 500
 
 
@@ -87,6 +100,115 @@ class Event(BaseModel):
     committed: bool
 
 
+EventRow = tuple[str, EventKind, datetime, int, str, dict[str, Any]]  # memory_id, kind, at, rev, actor, detail
+
+
+class AuditBackend(Protocol):
+    """What callers need of an audit log, whichever database holds it (SQLite or PostgreSQL).
+
+    ``path`` is the log's SQLite file, or for a log held elsewhere where that file would be: its folder
+    keeps the files mark holds beside the log (histories, maintenance state).
+    """
+
+    path: Path
+    cipher: TextCipher
+
+    def close(self) -> None:
+        """Release the database (and the write lock, if held)."""
+
+    def append(
+        self, memory_id: str, kind: EventKind, at: datetime, rev: int, actor: str, detail: dict[str, Any]
+    ) -> int:
+        """Append an uncommitted event and return its sequence number."""
+
+    def append_many(self, rows: list[EventRow]) -> list[int]:
+        """Append several uncommitted events in one transaction; returns their sequence numbers."""
+
+    def commit(self, seqs: list[int]) -> None:
+        """Mark events as committed (their change reached the store)."""
+
+    def discard(self, seqs: list[int]) -> None:
+        """Remove uncommitted events whose change never reached the store (recovery only)."""
+
+    def pending(self) -> list[Event]:
+        """Uncommitted events of this process or of writers that are gone, oldest first."""
+
+    def history(self, memory_id: str) -> list[Event]:
+        """All committed events of one memory, oldest first."""
+
+    def memory_ids(self, kind: EventKind) -> set[str]:
+        """Ids of memories that have a committed event of ``kind``."""
+
+    def forget(self, memory_ids: list[str]) -> int:
+        """Tombstone every event of these ids but their FORGET events; returns how many."""
+
+    def rejected(self, user_id: str) -> list[str]:
+        """Ids of the candidates refused for ``user_id``."""
+
+    def count(self) -> int:
+        """Number of committed events."""
+
+    def write_lock(self) -> AbstractContextManager[None]:
+        """Hold the cross-process write lock for a ``with`` block (reentrant in one thread)."""
+
+
+class WriteLock:
+    """A lock between processes, reentrant in the thread that holds it, exclusive between a process's threads.
+
+    ``acquire`` and ``release`` take and drop the lock between processes (they block until it is had);
+    the outermost hold of a thread calls them, nested holds only count.
+    """
+
+    def __init__(self, acquire: Callable[[], None], release: Callable[[], None]) -> None:
+        self._acquire, self._release = acquire, release
+        self._threads = threading.RLock()
+        self._depth = 0
+
+    @contextmanager
+    def held(self) -> Iterator[None]:
+        """Hold the lock for the ``with`` block."""
+        with self._threads:
+            if self._depth == 0:
+                self._acquire()
+            self._depth += 1
+            try:
+                yield
+            finally:
+                self._depth -= 1
+                if self._depth == 0:
+                    self._release()
+
+
+def seal_detail(cipher: TextCipher, detail: dict[str, Any]) -> str:
+    """An event's detail as stored: canonical JSON, sealed when the cipher has a key."""
+    return cipher.seal(json.dumps(detail, sort_keys=True, default=str))
+
+
+def read_event(row: Sequence[Any], cipher: TextCipher, where: str) -> Event:
+    """An :class:`Event` from a row (seq, memory_id, kind, at, rev, actor, detail, committed)."""
+    seq, memory_id, kind, at, rev, actor, detail, committed = row
+    return Event(
+        seq=seq,
+        memory_id=memory_id,
+        kind=EventKind(kind),
+        at=datetime.fromisoformat(at),
+        rev=rev,
+        actor=actor,
+        detail=json.loads(cipher.unseal(detail, where)),
+        committed=bool(committed),
+    )
+
+
+def open_audit_log(settings: Settings, cipher: TextCipher | None = None) -> AuditBackend:
+    """The configured audit log: PostgreSQL when ``MARK_DATABASE_URL`` is set, else SQLite in ``MARK_HOME``."""
+    url = settings.store.database_url
+    if url is None:
+        return AuditLog(settings.audit_path, cipher)
+    from memory.audit_pg import PostgresAuditLog  # psycopg loads only when a database URL is set
+
+    return PostgresAuditLog(url.get_secret_value(), settings.audit_path, cipher)
+
+
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS events (
     seq INTEGER PRIMARY KEY AUTOINCREMENT,
@@ -126,12 +248,15 @@ def _checked(method: Callable[Concatenate[AuditLog, _P], _R]) -> Callable[Concat
 
 
 class AuditLog:
-    """The event log. Events are never edited; their committed flag flips once, and forgetting tombstones them."""
+    """The event log in SQLite. Events are never edited; the committed flag flips once; forgetting tombstones them."""
 
     def __init__(self, path: Path, cipher: TextCipher | None = None) -> None:
         """Open (creating if needed) the log at ``path``; ``cipher`` seals event details (default: plain text)."""
         self.path = path
         self.cipher = cipher or TextCipher()
+        self.lock_path = path.with_name(path.name + ".lock")
+        self._lock_fd: int | None = None
+        self._write_lock = WriteLock(self._flock, self._funlock)
         if path.is_dir():
             raise StoreError(f"the audit log {path} is a directory: move it away, or set MARK_HOME to another folder")
         try:
@@ -156,8 +281,31 @@ class AuditLog:
         self._db.executescript(_SCHEMA)
 
     def close(self) -> None:
-        """Close the database."""
+        """Close the database (and the lock file, which releases the write lock)."""
         self._db.close()
+        if self._lock_fd is not None:
+            os.close(self._lock_fd)
+            self._lock_fd = None
+
+    def write_lock(self) -> AbstractContextManager[None]:
+        """Hold the write lock for a ``with`` block: an exclusive ``flock`` on ``audit.sqlite3.lock``.
+
+        Excludes every other process of this machine that holds it (and other threads of this one); a
+        thread may nest it. The kernel drops the lock when its holder dies.
+        """
+        return self._write_lock.held()
+
+    def _flock(self) -> None:
+        if self._lock_fd is None:
+            try:
+                self._lock_fd = os.open(self.lock_path, os.O_RDWR | os.O_CREAT, 0o600)
+            except OSError as exc:
+                raise _cannot_open(self.lock_path, exc.strerror) from exc
+        fcntl.flock(self._lock_fd, fcntl.LOCK_EX)
+
+    def _funlock(self) -> None:
+        if self._lock_fd is not None:
+            fcntl.flock(self._lock_fd, fcntl.LOCK_UN)
 
     @_checked
     def append(
@@ -166,20 +314,12 @@ class AuditLog:
         """Append an uncommitted event and return its sequence number."""
         cursor = self._db.execute(
             "INSERT INTO events(memory_id, kind, at, rev, actor, detail, pid) VALUES (?, ?, ?, ?, ?, ?, ?)",
-            (
-                memory_id,
-                kind.value,
-                at.isoformat(),
-                rev,
-                actor,
-                self.cipher.seal(json.dumps(detail, sort_keys=True, default=str)),
-                os.getpid(),
-            ),
+            (memory_id, kind.value, at.isoformat(), rev, actor, seal_detail(self.cipher, detail), os.getpid()),
         )
         return int(cursor.lastrowid or 0)
 
     @_checked
-    def append_many(self, rows: list[tuple[str, EventKind, datetime, int, str, dict[str, Any]]]) -> list[int]:
+    def append_many(self, rows: list[EventRow]) -> list[int]:
         """Append several uncommitted events in one transaction; returns their sequence numbers."""
         seqs: list[int] = []
         self._db.execute("BEGIN")
@@ -245,7 +385,7 @@ class AuditLog:
             cursor = self._db.execute(
                 f"UPDATE events SET detail = ? WHERE memory_id IN ({','.join('?' * len(part))})"
                 " AND kind != ? AND detail != ?",
-                [_TOMBSTONE, *part, EventKind.FORGET.value, _TOMBSTONE],
+                [TOMBSTONE, *part, EventKind.FORGET.value, TOMBSTONE],
             )
             changed += cursor.rowcount
         self._db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
@@ -254,7 +394,7 @@ class AuditLog:
     @_checked
     def rejected(self, user_id: str) -> list[str]:
         """Ids of the candidates refused for ``user_id`` (REJECT events name their user in the detail)."""
-        events = self._select("WHERE kind = ? AND detail != ? ORDER BY seq", (EventKind.REJECT.value, _TOMBSTONE))
+        events = self._select("WHERE kind = ? AND detail != ? ORDER BY seq", (EventKind.REJECT.value, TOMBSTONE))
         return [e.memory_id for e in events if e.detail.get("user_id") == user_id]
 
     @_checked
@@ -264,17 +404,8 @@ class AuditLog:
 
     def _select(self, clause: str, args: tuple[Any, ...] = ()) -> Iterator[Event]:
         query = f"SELECT seq, memory_id, kind, at, rev, actor, detail, committed FROM events {clause}"
-        for seq, memory_id, kind, at, rev, actor, detail, committed in self._db.execute(query, args):
-            yield Event(
-                seq=seq,
-                memory_id=memory_id,
-                kind=EventKind(kind),
-                at=datetime.fromisoformat(at),
-                rev=rev,
-                actor=actor,
-                detail=json.loads(self.cipher.unseal(detail, f"the audit log {self.path}")),
-                committed=bool(committed),
-            )
+        for row in self._db.execute(query, args):
+            yield read_event(row, self.cipher, f"the audit log {self.path}")
 
 
 def _cannot_open(path: Path, reason: str | None) -> StoreError:

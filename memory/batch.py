@@ -141,10 +141,25 @@ def add_many(
     and ask ``judge`` (default: the engine's) about the rest, weigh the knowledge base's stance (a
     supporting passage counts as a trusted neighbour in the consistency C; a contradicting one sends
     the memory to a reviewer), score veracity (with the fact check), apply the engine's status policy,
-    then merge, supersede or create; one ``apply`` commits the lot.
+    then merge, supersede or create; one ``apply`` commits the lot. The texts are embedded first; the
+    rest runs under the engine's write lock, so another writer's memories are seen and counted (two
+    processes adding the same text get one memory, merged, not two).
     """
     now = now or utcnow()
     vectors = engine.embedder.embed([item.text for item in items])
+    with engine.writing():
+        return _write(engine, items, vectors, now, actor, judge)
+
+
+def _write(
+    engine: MemoryEngine,
+    items: Sequence[NewMemory],
+    vectors: list[list[float]],
+    now: datetime,
+    actor: str,
+    judge: Judge | None,
+) -> list[AddResult]:
+    """:func:`add_many` once the texts are embedded (the caller holds the write lock)."""
     cfg = engine.config
     batch = _Batch()
     results: list[AddResult] = []

@@ -1,13 +1,9 @@
 """The memory engine: one object over the store, the audit log and the scoring rules.
 
 Write protocol (crash consistency): every change is (1) appended to the audit log *uncommitted*
-with the memory's new revision, (2) applied to the store, (3) committed in the log. On open,
-:meth:`MemoryEngine.recover` settles uncommitted events: if the store holds the memory at that
-revision (or, for a forget, no longer holds it) the event is committed, otherwise it is discarded.
-So after recovery there is no memory without its creation event and no event for a change that
-never happened; a forget cut short after its delete is finished (its text erased: :mod:`memory.forgetting`).
-
-Opening a data home makes it owner-only (:mod:`memory.private_files`).
+with the memory's new revision, (2) applied to the store, (3) committed in the log; on open,
+:mod:`memory.recovery` settles what a crash left. Read-modify-writes hold the write lock
+(:meth:`MemoryEngine.writing`). Opening a data home makes it owner-only (:mod:`memory.private_files`).
 """
 
 from __future__ import annotations
@@ -16,15 +12,12 @@ import builtins
 import logging
 import uuid
 from collections.abc import Mapping, Sequence
-from datetime import UTC, datetime
-from enum import StrEnum
+from contextlib import AbstractContextManager
+from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from pydantic import BaseModel, ConfigDict
-
-from mark.errors import NotFoundError
-from memory import conflicts, trust, veracity, votes
-from memory.audit import AuditLog, Event, EventKind
+from memory import conflicts, policy, trust, veracity, votes
+from memory.audit import AuditBackend, Event, EventKind
 from memory.config import HistoryConfig, KnowledgeConfig, Settings
 from memory.conflicts import Judge, SimilarityJudge, Verdict
 from memory.engine_config import EngineConfig, default_config
@@ -40,6 +33,7 @@ from memory.models import (
     Status,
     VoterRole,
 )
+from memory.outcomes import AddResult, UnknownMemoryError, WriteAction, utcnow
 from memory.scoring import MRSWeights, preset_weights
 from memory.veracity import Risk
 
@@ -51,38 +45,7 @@ if TYPE_CHECKING:  # the store (chromadb), search and embedder (numpy) load when
     from memory.store import ChromaStore
 
 log = logging.getLogger(__name__)
-
-
-class UnknownMemoryError(NotFoundError):
-    """No memory has that id (or the caller may not see it)."""
-
-    def __str__(self) -> str:
-        """One readable line."""
-        return f"no memory with id {self.args[0]!r}"
-
-
-class WriteAction(StrEnum):
-    """What one write did to the store."""
-
-    CREATED = "created"  # a new memory
-    MERGED = "merged"  # the same fact as an existing memory: merged into it
-    SUPERSEDED = "superseded"  # a new memory that replaced the older ones it contradicts
-
-
-class AddResult(BaseModel):
-    """What a write did: created, merged into an existing memory, or superseded older ones."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    action: WriteAction
-    record: MemoryRecord
-    superseded: list[str] = []
-    judgements: list[conflicts.Judgement] = []
-
-
-def utcnow() -> datetime:
-    """The engine's clock (timezone-aware UTC)."""
-    return datetime.now(UTC)
+__all__ = ["AddResult", "MemoryEngine", "UnknownMemoryError", "WriteAction", "utcnow"]
 
 
 class MemoryEngine:
@@ -91,7 +54,7 @@ class MemoryEngine:
     def __init__(
         self,
         store: ChromaStore,
-        audit: AuditLog,
+        audit: AuditBackend,
         embedder: Embedder,
         config: EngineConfig | None = None,
         judge: Judge | None = None,
@@ -117,6 +80,7 @@ class MemoryEngine:
         judge: Judge | None = None,
     ) -> MemoryEngine:
         """Open the configured store and audit log (the home and its files made owner-only first)."""
+        from memory.audit import open_audit_log
         from memory.embedder import build_embedder
         from memory.private_files import make_private
         from memory.store import ChromaStore
@@ -124,8 +88,8 @@ class MemoryEngine:
         make_private(settings.home, settings.store_path)
         embedder = embedder or build_embedder(settings.embedder)
         store = ChromaStore(settings, embedder)
-        try:
-            audit = AuditLog(settings.audit_path, store.cipher)
+        try:  # SQLite in MARK_HOME, or PostgreSQL with MARK_DATABASE_URL
+            audit = open_audit_log(settings, store.cipher)
         except Exception:
             store.close()
             raise
@@ -157,6 +121,15 @@ class MemoryEngine:
         self.audit.close()
 
     # -- the write protocol ------------------------------------------------------------------
+    def writing(self) -> AbstractContextManager[None]:
+        """The write lock: held around every read-modify-write, so writers never lose each other's changes.
+
+        Reentrant within a thread; across the processes of one machine (SQLite log) or of several
+        machines (PostgreSQL log) it is the audit log's lock (:meth:`memory.audit.AuditBackend.write_lock`).
+        Several ``mark serve`` workers on a Chroma server therefore count every vote and merge identical adds.
+        """
+        return self.audit.write_lock()
+
     def apply(
         self,
         changes: Sequence[tuple[MemoryRecord, EventKind, dict[str, Any]]],
@@ -184,32 +157,11 @@ class MemoryEngine:
             log.debug("%s %s rev %d by %s: %s", kind.value, record.id, record.revision, actor, record.status.value)
 
     def recover(self) -> dict[str, int]:
-        """Settle uncommitted events left by a crash; returns how many were kept and dropped."""
-        keep: list[int] = []
-        drop: list[int] = []
-        forgotten: list[str] = []
-        for event in self.audit.pending():
-            record = self.store.get(event.memory_id)
-            if event.kind is EventKind.FORGET:
-                (keep if record is None else drop).append(event.seq)
-                forgotten += [event.memory_id] if record is None else []
-            elif record is not None and record.revision >= event.rev:
-                keep.append(event.seq)
-            else:
-                drop.append(event.seq)
-        if forgotten:
-            from memory.forgetting import erase_text
+        """Settle uncommitted events left by a crash (:func:`memory.recovery.recover`); kept and dropped counts."""
+        from memory.recovery import recover
 
-            erase_text(self, forgotten)
-        self.audit.commit(keep)
-        self.audit.discard(drop)
-        if keep or drop:
-            log.info(
-                "recovered interrupted writes: %d event(s) committed (the store has them), %d discarded (it has not)",
-                len(keep),
-                len(drop),
-            )
-        return {"committed": len(keep), "discarded": len(drop)}
+        with self.writing():
+            return recover(self)
 
     # -- reads -------------------------------------------------------------------------------
     def get(self, memory_id: str, user_id: str | None = None) -> MemoryRecord:
@@ -348,17 +300,8 @@ class MemoryEngine:
         return conflicts.flag_candidates(self.neighbours(text, memory_type, user_id), self.config.conflicts, text)
 
     def initial_status(self, record: MemoryRecord, review: bool) -> Status:
-        """The write policy, the same for every entry point (CLI, agents, import).
-
-        Pending review when asked, for shared memory from anyone but an SME (domain knowledge from an
-        untrusted source reaches other users only through a reviewer), and for shared memory under the
-        veracity gate; else active, or probationary under the gate.
-        """
-        gate = veracity.threshold(Risk.MEDIUM, self.config.veracity)
-        untrusted_shared = record.shared and record.source is not Source.SME
-        if review or untrusted_shared or (record.shared and record.veracity < gate):
-            return Status.PENDING_REVIEW
-        return Status.ACTIVE if record.veracity >= gate else Status.PROBATIONARY
+        """The write policy, the same for every entry point (:func:`memory.policy.initial_status`)."""
+        return policy.initial_status(record, review, self.config.veracity)
 
     def reject_candidate(
         self,
@@ -382,13 +325,16 @@ class MemoryEngine:
     def mark_injected(self, ids: Sequence[str], now: datetime | None = None, actor: str = "chatbot") -> None:
         """Count one recall for each memory actually injected into a prompt."""
         now = now or utcnow()
-        changes = []
-        for memory_id in dict.fromkeys(ids):
-            record = self.get(memory_id)
-            record.recall_count += 1
-            record.persistence = trust.persistence(record.recall_count, record.validated_incorrect, self.config.trust)
-            changes.append((record, EventKind.INJECT, {"recall_count": record.recall_count}))
-        self.apply(changes, now, actor)
+        with self.writing():
+            changes = []
+            for memory_id in dict.fromkeys(ids):
+                record = self.get(memory_id)
+                record.recall_count += 1
+                record.persistence = trust.persistence(
+                    record.recall_count, record.validated_incorrect, self.config.trust
+                )
+                changes.append((record, EventKind.INJECT, {"recall_count": record.recall_count}))
+            self.apply(changes, now, actor)
 
     def feedback(
         self,
@@ -403,9 +349,10 @@ class MemoryEngine:
         A "correct" vote also refreshes veracity; a user's "incorrect" on shared SME memory is a dispute.
         """
         now = now or utcnow()
-        record = self.get(memory_id)
-        detail = votes.apply_vote(record, correct, role, self.audit.history(memory_id), now, self.config)
-        self.apply([(record, EventKind.FEEDBACK, detail)], now, actor)
+        with self.writing():  # read, count and write the vote as one step: no vote is lost to another writer
+            record = self.get(memory_id)
+            detail = votes.apply_vote(record, correct, role, self.audit.history(memory_id), now, self.config)
+            self.apply([(record, EventKind.FEEDBACK, detail)], now, actor)
         return record
 
     def remember(self, text: str, user_id: str, *, now: datetime | None = None, **kwargs: Any) -> AddResult:
@@ -426,17 +373,18 @@ class MemoryEngine:
         classification: Classification | None = None,
     ) -> MemoryRecord:
         """Change a memory's status (and optionally its text and label) through the log."""
-        record = self.get(memory_id)
-        record.status = status
-        if classification is not None:
-            record.classification = classification
-            detail = {**detail, "classification": classification.value}
-        reembed: list[MemoryRecord] = []
-        if text is not None and text.strip() != record.text:
-            record.text = text
-            record.version += 1
-            reembed = [record]
-        self.apply([(record, kind, {"status": status.value, **detail})], now or utcnow(), actor, reembed)
+        with self.writing():
+            record = self.get(memory_id)
+            record.status = status
+            if classification is not None:
+                record.classification = classification
+                detail = {**detail, "classification": classification.value}
+            reembed: list[MemoryRecord] = []
+            if text is not None and text.strip() != record.text:
+                record.text = text
+                record.version += 1
+                reembed = [record]
+            self.apply([(record, kind, {"status": status.value, **detail})], now or utcnow(), actor, reembed)
         return record
 
     def forget(

@@ -25,7 +25,7 @@ from pydantic import BaseModel, ConfigDict
 
 from memory import timewords
 from memory.art import ArtNetwork, Channel, encode_event
-from memory.audit import AuditLog
+from memory.audit import AuditBackend
 from memory.audit import EventKind as AuditKind
 from memory.config import HistoryConfig
 from memory.history import EventKind, EventStatus, HistoryEvent, Speaker, event_id
@@ -98,7 +98,7 @@ class History:
     """Ingest, episodes and hybrid search over users' conversation events."""
 
     def __init__(
-        self, store: HistoryStore, embedder: Embedder, audit: AuditLog, config: HistoryConfig | None = None
+        self, store: HistoryStore, embedder: Embedder, audit: AuditBackend, config: HistoryConfig | None = None
     ) -> None:
         """Serve events from ``store``, embedding with ``embedder`` and auditing into ``audit``."""
         self.store, self.embedder, self.audit = store, embedder, audit
@@ -115,7 +115,7 @@ class History:
         return self._profiles
 
     @classmethod
-    def beside(cls, store: ChromaStore, audit: AuditLog, embedder: Embedder, config: HistoryConfig) -> History:
+    def beside(cls, store: ChromaStore, audit: AuditBackend, embedder: Embedder, config: HistoryConfig) -> History:
         """The histories beside an open memory store (``history.sqlite3`` next to the audit log), recovered."""
         from memory.embedder import truncated
         from memory.store.history import HistoryStore

@@ -40,13 +40,19 @@ log = logging.getLogger(__name__)
 def forget_records(engine: MemoryEngine, records: Sequence[MemoryRecord], now: datetime, actor: str) -> None:
     """Erase records and their text everywhere; a text-free FORGET event remains for each."""
     if records:
-        _finish(engine, records, _delete(engine, records, now, actor), actor)
+        with engine.writing():
+            _finish(engine, records, _delete(engine, records, now, actor), actor)
 
 
 def forget_user(engine: MemoryEngine, user_id: str, now: datetime) -> int:
     """Erase a user's personal memories, history, profile and refused candidates; returns how many memories."""
     from memory.episodic import history_id
 
+    with engine.writing():
+        return _forget_user(engine, user_id, now, history_id(user_id))
+
+
+def _forget_user(engine: MemoryEngine, user_id: str, now: datetime, audit_id: str) -> int:
     personal = [r for r in engine.store.scan(user_id) if r.user_id == user_id]
     seqs = _delete(engine, personal, now, f"forget-user:{user_id}")
     history = engine.episodes
@@ -54,7 +60,7 @@ def forget_user(engine: MemoryEngine, user_id: str, now: datetime) -> int:
     events = history.forget_user(user_id)
     engine.store.drop_partition(user_id)
     refused = engine.audit.rejected(user_id)
-    engine.audit.forget([history_id(user_id), *entries, *refused])
+    engine.audit.forget([audit_id, *entries, *refused])
     _finish(engine, personal, seqs, f"forget-user:{user_id}")  # also vacuums the dropped collections' pages
     log.info(
         "forgot user %s: %d memories, %d history events, %d profile entries, %d refused candidates",

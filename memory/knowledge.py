@@ -35,7 +35,7 @@ from typing import TYPE_CHECKING, Any
 from pydantic import BaseModel, ConfigDict
 
 from mark.errors import InputError
-from memory.audit import AuditLog, Event, EventKind
+from memory.audit import AuditBackend, Event, EventKind
 from memory.config import KnowledgeConfig
 from memory.knowledge_chunk import chunk_blocks
 from memory.knowledge_models import (
@@ -92,7 +92,7 @@ class KnowledgeBase:
         self,
         store: KnowledgeStore,
         embedder: Embedder,
-        audit: AuditLog,
+        audit: AuditBackend,
         config: KnowledgeConfig | None = None,
         count: Callable[[str], int] | None = None,
         batch_size: int = 128,
@@ -109,7 +109,7 @@ class KnowledgeBase:
 
     @classmethod
     def beside(
-        cls, store: ChromaStore, audit: AuditLog, config: KnowledgeConfig | None, now: datetime
+        cls, store: ChromaStore, audit: AuditBackend, config: KnowledgeConfig | None, now: datetime
     ) -> KnowledgeBase:
         """The knowledge base sharing an open memory store's client and embedder, its audit settled."""
         from memory.store.knowledge import KnowledgeStore

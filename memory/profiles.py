@@ -21,7 +21,7 @@ from datetime import UTC, datetime
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from mark.errors import InputError, NotFoundError
-from memory.audit import AuditLog, EventKind
+from memory.audit import AuditBackend, EventKind
 from memory.models import check_user_id, one_line
 
 log = logging.getLogger(__name__)
@@ -104,7 +104,7 @@ class ProfileChange(BaseModel):
 class Profiles:
     """Profile entries in SQLite, every change audited."""
 
-    def __init__(self, db: sqlite3.Connection, audit: AuditLog) -> None:
+    def __init__(self, db: sqlite3.Connection, audit: AuditBackend) -> None:
         """Use an open connection (the history database) and the audit log."""
         self.db, self.audit = db, audit
         self.db.executescript(_SCHEMA)

@@ -190,6 +190,11 @@ def plan(
 
 def apply(engine: MemoryEngine, decisions: Sequence[RecheckDecision], now: datetime, actor: str = ACTOR) -> None:
     """Write the decisions through the audit log: one RECHECK event per memory (WAITING writes nothing)."""
+    with engine.writing():
+        _apply(engine, decisions, now, actor)
+
+
+def _apply(engine: MemoryEngine, decisions: Sequence[RecheckDecision], now: datetime, actor: str) -> None:
     changes = []
     for d in decisions:
         if d.action is RecheckAction.WAITING:
