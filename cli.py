@@ -151,6 +151,12 @@ def mcp(
     run_mcp(http, host, port)
 
 
+KnowledgeOpt = Annotated[
+    list[str] | None,
+    typer.Option(
+        help="Knowledge files for the run (repeatable): a path, or a bundled file such as ophthalmic-pharmacology.md."
+    ),
+]
 ThreadsOpt = Annotated[
     int | None, typer.Option(min=1, max=64, help="llama.cpp threads for this run (overrides MARK_THREADS).")
 ]
@@ -164,7 +170,12 @@ def demo_threads(requested: int | None, settings: Settings, cores: int | None) -
 
 
 def _run_lifecycle(
-    scenario_ref: str, out_dir: Path | None, stages: str | None, as_json: bool, threads: int | None = None
+    scenario_ref: str,
+    out_dir: Path | None,
+    stages: str | None,
+    as_json: bool,
+    threads: int | None = None,
+    knowledge: list[str] | None = None,
 ) -> None:
     import asyncio
 
@@ -174,9 +185,9 @@ def _run_lifecycle(
     from memory.config import load_settings
     from scenarios.report import render_summary
     from scenarios.runner import parse_stages, run_lifecycle
-    from scenarios.schema import load_scenario, resolve
+    from scenarios.schema import load_scenario, resolve, with_knowledge
 
-    scenario = load_scenario(resolve(scenario_ref))
+    scenario = with_knowledge(load_scenario(resolve(scenario_ref)), knowledge or [])
     chosen = parse_stages(stages) if stages else None
     folder = out_dir or Path("runs") / scenario.name
     if folder.exists() and not folder.is_dir():
@@ -206,6 +217,7 @@ def demo(
     scenario: Annotated[str, typer.Option(help="Bundled scenario or file.")] = "tropicamide",
     out: Annotated[Path | None, typer.Option(help="Run folder (default runs/<scenario>).")] = None,
     threads: ThreadsOpt = None,
+    knowledge: KnowledgeOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
     """Run the whole MARK lifecycle on a bundled scenario with the configured (default: embedded) model.
@@ -215,7 +227,7 @@ def demo(
     """
     from memory.config import load_settings
 
-    _run_lifecycle(scenario, out, None, as_json, demo_threads(threads, load_settings(), os.cpu_count()))
+    _run_lifecycle(scenario, out, None, as_json, demo_threads(threads, load_settings(), os.cpu_count()), knowledge)
 
 
 @lifecycle_app.command("run")
@@ -224,10 +236,11 @@ def lifecycle_run(
     stages: Annotated[str | None, typer.Option(help="Comma-separated stages, e.g. 1,2,3,4.")] = None,
     out: Annotated[Path | None, typer.Option(help="Run folder; re-run into it to resume.")] = None,
     threads: ThreadsOpt = None,
+    knowledge: KnowledgeOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
     """Run (or resume) the lifecycle stages of a scenario and write report.json, report.md and plots."""
-    _run_lifecycle(scenario, out, stages, as_json, threads)
+    _run_lifecycle(scenario, out, stages, as_json, threads, knowledge)
 
 
 @scenario_app.command("list")

@@ -30,6 +30,7 @@ from pydantic import (
 
 from mark.errors import InputError
 from memory.scoring import preset_weights
+from scenarios.yaml_lines import LineLoader, line_of, strip_lines
 
 _ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
 BUNDLED = Path(__file__).parent / "data"
@@ -311,48 +312,6 @@ def reference_errors(scenario: Scenario) -> list[tuple[tuple[str | int, ...], st
 _WHERE = re.compile(r"^(?:Value error, )?@([^@]*)@ (.*)$", re.S)
 
 
-class _LineLoader(yaml.SafeLoader):
-    """A YAML loader that remembers the line of every mapping key."""
-
-
-def _construct_mapping(loader: _LineLoader, node: yaml.MappingNode) -> dict[str, Any]:
-    mapping: dict[str, Any] = {}
-    lines: dict[str, int] = {}
-    for key_node, value_node in node.value:
-        key = loader.construct_object(key_node, deep=True)
-        mapping[key] = loader.construct_object(value_node, deep=True)
-        lines[str(key)] = key_node.start_mark.line + 1
-    mapping["__lines__"] = lines
-    mapping["__line__"] = node.start_mark.line + 1
-    return mapping
-
-
-_LineLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _construct_mapping)
-
-
-def _strip(data: Any) -> Any:
-    if isinstance(data, dict):
-        return {k: _strip(v) for k, v in data.items() if k not in {"__lines__", "__line__"}}
-    if isinstance(data, list):
-        return [_strip(v) for v in data]
-    return data
-
-
-def _line_of(data: Any, loc: tuple[int | str, ...]) -> int | None:
-    line = data.get("__line__") if isinstance(data, dict) else None
-    node = data
-    for part in loc:
-        if isinstance(node, dict) and isinstance(part, str):
-            line = node.get("__lines__", {}).get(part, line)
-            node = node.get(part)
-        elif isinstance(node, list) and isinstance(part, int) and part < len(node):
-            node = node[part]
-            line = node.get("__line__", line) if isinstance(node, dict) else line
-        else:
-            break
-    return line
-
-
 KNOWLEDGE = BUNDLED / "knowledge"
 
 
@@ -369,11 +328,23 @@ def knowledge_path(folder: Path, entry: str) -> Path:
 def _check_knowledge(path: Path, scenario: Scenario, data: dict[str, Any]) -> None:
     for i, (entry, file) in enumerate(zip(scenario.knowledge, scenario.knowledge_files(), strict=True)):
         if not file.is_file():
-            line = _line_of(data, ("knowledge", i))
+            line = line_of(data, ("knowledge", i))
             at = f":{line}" if line else ""
             raise ScenarioError(
                 f"{path}{at}: knowledge.{i}: no file {entry!r} beside the scenario or among the bundled knowledge files"
             )
+
+
+def with_knowledge(scenario: Scenario, files: list[str]) -> Scenario:
+    """The scenario with more knowledge files (a path as given, from the working folder, or a bundled name)."""
+    if not files:
+        return scenario
+    entries = [str(Path(f).resolve()) if Path(f).is_file() else f for f in files]
+    extended = scenario.model_copy(update={"knowledge": [*scenario.knowledge, *entries]})
+    for entry, file in zip(entries, extended.knowledge_files()[len(scenario.knowledge) :], strict=True):
+        if not file.is_file():
+            raise ScenarioError(f"--knowledge {entry}: no such file here or among the bundled knowledge files")
+    return extended
 
 
 def load_scenario(path: Path) -> Scenario:
@@ -383,7 +354,7 @@ def load_scenario(path: Path) -> Scenario:
     except (OSError, UnicodeDecodeError) as exc:
         raise ScenarioError(f"{path}: cannot read the file ({exc})") from exc
     try:
-        data = yaml.load(text, Loader=_LineLoader)  # a SafeLoader subclass
+        data = yaml.load(text, Loader=LineLoader)  # a SafeLoader subclass
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f":{mark.line + 1}" if mark is not None else ""
@@ -391,7 +362,7 @@ def load_scenario(path: Path) -> Scenario:
     if not isinstance(data, dict):
         raise ScenarioError(f"{path}: a scenario is a YAML mapping with name, users, records, ...")
     try:
-        scenario = Scenario.model_validate(_strip(data))
+        scenario = Scenario.model_validate(strip_lines(data))
     except ValidationError as exc:
         first = exc.errors()[0]
         loc: tuple[int | str, ...] = tuple(p for p in first["loc"] if isinstance(p, (int, str)))
@@ -400,7 +371,7 @@ def load_scenario(path: Path) -> Scenario:
         if located:  # a validator named the field: its path is relative to where the error arose
             loc += tuple(int(p) if p.isdigit() else p for p in located.group(1).split(".") if p)
             message = located.group(2)
-        line = _line_of(data, loc)
+        line = line_of(data, loc)
         field = ".".join(str(p) for p in loc) or "scenario"
         at = f":{line}" if line else ""
         raise ScenarioError(f"{path}{at}: {field}: {message}") from exc

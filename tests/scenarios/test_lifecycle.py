@@ -13,7 +13,7 @@ from scenarios.checkpoint import CheckpointError
 from scenarios.results import CorrectionsResult, EarlierCorrections, LifecycleReport
 from scenarios.rows import RememberStep
 from scenarios.runner import parse_stages, run_lifecycle
-from scenarios.schema import ScenarioError, bundled, load_scenario
+from scenarios.schema import ScenarioError, bundled, load_scenario, with_knowledge
 from tests.scenarios.fake_society import society
 
 
@@ -182,3 +182,15 @@ def test_a_missing_knowledge_file_is_named_with_its_line(tmp_path: Path) -> None
         f"{path}:{line}: knowledge.1: no file 'no-such-guide.md' beside the scenario or among the bundled"
         " knowledge files"
     )
+
+
+def test_knowledge_given_on_the_command_line(tmp_path: Path) -> None:
+    scenario = load_scenario(bundled()["tropicamide"])
+    extended = with_knowledge(scenario, ["ophthalmic-pharmacology.md"])
+    assert extended.knowledge == ["ophthalmic-pharmacology.md"] and extended.knowledge_files()[0].is_file()
+    local = tmp_path / "mine.md"
+    local.write_text("# Drops\n\nTropicamide drops are 0.5% or 1%.\n", encoding="utf-8")
+    assert with_knowledge(scenario, [str(local)]).knowledge_files() == [local.resolve()]
+    assert with_knowledge(scenario, []) is scenario
+    with pytest.raises(ScenarioError, match="--knowledge nope.md: no such file"):
+        with_knowledge(scenario, ["nope.md"])
