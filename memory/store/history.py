@@ -17,125 +17,26 @@ lexically from (1) and by vector from (2).
 
 from __future__ import annotations
 
-import hashlib
 import json
-import re
 import sqlite3
 from collections.abc import Iterable, Sequence
-from datetime import UTC, datetime
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from memory.history import EventKind, EventStatus, HistoryEvent, Speaker
+from memory.history import EventStatus, HistoryEvent
 from memory.store.client import StoreClient, distance_to_similarity
-
-_SCHEMA = """
-CREATE TABLE IF NOT EXISTS events (
-    rowid INTEGER PRIMARY KEY,
-    id TEXT NOT NULL UNIQUE,
-    user_id TEXT NOT NULL,
-    source TEXT NOT NULL,
-    session_id TEXT NOT NULL,
-    turn INTEGER NOT NULL,
-    speaker TEXT NOT NULL,
-    text TEXT NOT NULL,
-    at REAL,
-    position REAL NOT NULL,
-    kind TEXT NOT NULL,
-    sources TEXT NOT NULL,
-    episode_id TEXT,
-    status TEXT NOT NULL,
-    ingested_at REAL NOT NULL,
-    last_access REAL NOT NULL,
-    accesses INTEGER NOT NULL,
-    vector_ok INTEGER NOT NULL DEFAULT 0
-);
-CREATE INDEX IF NOT EXISTS events_by_user ON events (user_id, status, position);
-CREATE INDEX IF NOT EXISTS events_by_session ON events (user_id, session_id, turn);
-CREATE INDEX IF NOT EXISTS events_by_episode ON events (user_id, episode_id);
-CREATE VIRTUAL TABLE IF NOT EXISTS events_fts USING fts5(text, owner, tokenize='porter unicode61');
-CREATE TABLE IF NOT EXISTS episodes (user_id TEXT PRIMARY KEY, state TEXT NOT NULL);
-CREATE TABLE IF NOT EXISTS chat_sessions (
-    user_id TEXT NOT NULL, session_id TEXT NOT NULL, built_turn INTEGER NOT NULL,
-    PRIMARY KEY (user_id, session_id)
-);
-"""
-_COLUMNS = (
-    "id, user_id, source, session_id, turn, speaker, text, at, position, kind, sources, episode_id, status,"
-    " ingested_at, last_access, accesses"
+from memory.store.history_rows import (
+    COLUMNS,
+    SCHEMA,
+    from_row,
+    marks,
+    match_query,
+    owner_token,
+    to_row,
 )
-_FTS_WORD = re.compile(r"[^\W_]+", re.UNICODE)
-
-
-def owner_token(user_id: str) -> str:
-    """The FTS token standing for a user (a hash: user ids may hold any character)."""
-    return "u" + hashlib.sha256(user_id.encode("utf-8")).hexdigest()[:24]
-
-
-def _marks(n: int) -> str:
-    """``n`` SQL placeholders."""
-    return ",".join("?" * n)
-
-
-def _ts(value: datetime | None) -> float | None:
-    return None if value is None else value.timestamp()
-
-
-def _dt(value: float | None) -> datetime | None:
-    return None if value is None else datetime.fromtimestamp(value, UTC)
-
-
-def _row(event: HistoryEvent) -> tuple[Any, ...]:
-    return (
-        event.id,
-        event.user_id,
-        event.source,
-        event.session_id,
-        event.turn,
-        event.speaker.value,
-        event.text,
-        _ts(event.at),
-        event.position,
-        event.kind.value,
-        json.dumps(event.sources),
-        event.episode_id,
-        event.status.value,
-        event.ingested_at.timestamp(),
-        event.last_access.timestamp(),
-        event.accesses,
-    )
-
-
-def _event(row: sqlite3.Row) -> HistoryEvent:
-    ingested = _dt(row["ingested_at"])
-    last = _dt(row["last_access"])
-    assert ingested is not None and last is not None
-    return HistoryEvent(
-        id=row["id"],
-        user_id=row["user_id"],
-        source=row["source"],
-        session_id=row["session_id"],
-        turn=row["turn"],
-        speaker=Speaker(row["speaker"]),
-        text=row["text"],
-        at=_dt(row["at"]),
-        position=row["position"],
-        kind=EventKind(row["kind"]),
-        sources=json.loads(row["sources"]),
-        episode_id=row["episode_id"],
-        status=EventStatus(row["status"]),
-        ingested_at=ingested,
-        last_access=last,
-        accesses=row["accesses"],
-    )
-
-
-def match_query(text: str, max_terms: int = 32) -> str | None:
-    """An FTS5 query that matches any word of ``text`` (each quoted, so no word is read as syntax)."""
-    words = list(dict.fromkeys(w.lower() for w in _FTS_WORD.findall(text) if len(w) > 1))[:max_terms]
-    return " OR ".join(f'"{w}"' for w in words) or None
 
 
 class HistoryStore:
@@ -151,7 +52,7 @@ class HistoryStore:
         self.db.execute("PRAGMA journal_mode=WAL")
         self.db.execute("PRAGMA synchronous=NORMAL")
         self.db.execute("PRAGMA secure_delete=ON")  # a deleted event's text does not linger in free pages
-        self.db.executescript(_SCHEMA)
+        self.db.executescript(SCHEMA)
 
     def close(self) -> None:
         """Close the database (the Chroma client belongs to the memory store)."""
@@ -174,7 +75,7 @@ class HistoryStore:
         self.db.execute("BEGIN")
         try:
             for event, _ in fresh:
-                cursor = self.db.execute(f"INSERT INTO events ({_COLUMNS}) VALUES ({_marks(16)})", _row(event))
+                cursor = self.db.execute(f"INSERT INTO events ({COLUMNS}) VALUES ({marks(16)})", to_row(event))
                 if event.status is EventStatus.ACTIVE:
                     self.db.execute(
                         "INSERT INTO events_fts (rowid, text, owner) VALUES (?, ?, ?)",
@@ -223,7 +124,7 @@ class HistoryStore:
 
     def archive(self, ids: Sequence[str]) -> None:
         """Take events out of search (consolidated or evicted); their rows stay for audit."""
-        sql = f"SELECT rowid, id, user_id FROM events WHERE status = 'active' AND id IN ({_marks(len(ids))})"
+        sql = f"SELECT rowid, id, user_id FROM events WHERE status = 'active' AND id IN ({marks(len(ids))})"
         rows = self.db.execute(sql, list(ids)).fetchall()
         self.db.execute("BEGIN")
         try:
@@ -238,7 +139,7 @@ class HistoryStore:
 
     def delete(self, ids: Sequence[str]) -> int:
         """Erase events: their rows, index entries and vectors (forgetting); returns how many."""
-        sql = f"SELECT rowid, id, user_id, status FROM events WHERE id IN ({_marks(len(ids))})"
+        sql = f"SELECT rowid, id, user_id, status FROM events WHERE id IN ({marks(len(ids))})"
         rows = self.db.execute(sql, list(ids)).fetchall()
         self.db.execute("BEGIN")
         try:
@@ -292,7 +193,7 @@ class HistoryStore:
         found: set[str] = set()
         for start in range(0, len(ids), 500):
             part = list(ids[start : start + 500])
-            found |= {r[0] for r in self.db.execute(f"SELECT id FROM events WHERE id IN ({_marks(len(part))})", part)}
+            found |= {r[0] for r in self.db.execute(f"SELECT id FROM events WHERE id IN ({marks(len(part))})", part)}
         return found
 
     def get(self, ids: Sequence[str]) -> dict[str, HistoryEvent]:
@@ -300,8 +201,8 @@ class HistoryStore:
         out: dict[str, HistoryEvent] = {}
         for start in range(0, len(ids), 500):
             part = list(ids[start : start + 500])
-            sql = f"SELECT {_COLUMNS} FROM events WHERE id IN ({_marks(len(part))})"
-            out.update({r["id"]: _event(r) for r in self.db.execute(sql, part)})
+            sql = f"SELECT {COLUMNS} FROM events WHERE id IN ({marks(len(part))})"
+            out.update({r["id"]: from_row(r) for r in self.db.execute(sql, part)})
         return out
 
     def events(self, user_id: str, status: EventStatus | None = EventStatus.ACTIVE) -> list[HistoryEvent]:
@@ -309,25 +210,25 @@ class HistoryStore:
         where, args = (
             ("user_id = ?", [user_id]) if status is None else ("user_id = ? AND status = ?", [user_id, status])
         )
-        rows = self.db.execute(f"SELECT {_COLUMNS} FROM events WHERE {where} ORDER BY position, turn", args)
-        return [_event(r) for r in rows]
+        rows = self.db.execute(f"SELECT {COLUMNS} FROM events WHERE {where} ORDER BY position, turn", args)
+        return [from_row(r) for r in rows]
 
     def session(self, user_id: str, session_id: str) -> list[HistoryEvent]:
         """The events of one session, in turn order."""
         rows = self.db.execute(
-            f"SELECT {_COLUMNS} FROM events WHERE user_id = ? AND session_id = ? ORDER BY turn", (user_id, session_id)
+            f"SELECT {COLUMNS} FROM events WHERE user_id = ? AND session_id = ? ORDER BY turn", (user_id, session_id)
         )
-        return [_event(r) for r in rows]
+        return [from_row(r) for r in rows]
 
     def in_episodes(self, user_id: str, episode_ids: Sequence[str]) -> list[HistoryEvent]:
         """A user's active events of the given episodes."""
         if not episode_ids:
             return []
         sql = (
-            f"SELECT {_COLUMNS} FROM events WHERE user_id = ? AND status = 'active'"
-            f" AND episode_id IN ({_marks(len(episode_ids))})"
+            f"SELECT {COLUMNS} FROM events WHERE user_id = ? AND status = 'active'"
+            f" AND episode_id IN ({marks(len(episode_ids))})"
         )
-        return [_event(r) for r in self.db.execute(sql, [user_id, *episode_ids])]
+        return [from_row(r) for r in self.db.execute(sql, [user_id, *episode_ids])]
 
     def users(self) -> list[str]:
         """Every user with events."""
@@ -344,8 +245,8 @@ class HistoryStore:
 
     def unvectored(self) -> list[HistoryEvent]:
         """Stored events whose vectors a crash may have lost (to embed and upsert again)."""
-        rows = self.db.execute(f"SELECT {_COLUMNS} FROM events WHERE vector_ok = 0 AND status = 'active'")
-        return [_event(r) for r in rows]
+        rows = self.db.execute(f"SELECT {COLUMNS} FROM events WHERE vector_ok = 0 AND status = 'active'")
+        return [from_row(r) for r in rows]
 
     def vector_search(self, user_id: str, vector: Sequence[float], n: int) -> list[tuple[str, float]]:
         """The ``n`` nearest active events of a user: (id, cosine similarity), best first."""

@@ -192,5 +192,5 @@ def test_knowledge_given_on_the_command_line(tmp_path: Path) -> None:
     local.write_text("# Drops\n\nTropicamide drops are 0.5% or 1%.\n", encoding="utf-8")
     assert with_knowledge(scenario, [str(local)]).knowledge_files() == [local.resolve()]
     assert with_knowledge(scenario, []) is scenario
-    with pytest.raises(ScenarioError, match="--knowledge nope.md: no such file"):
+    with pytest.raises(ScenarioError, match=r"--knowledge nope\.md: no such file"):
         with_knowledge(scenario, ["nope.md"])
