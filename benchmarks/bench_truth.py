@@ -13,7 +13,8 @@ claims that are false (the rejected answer and any wrong argument), each with ke
 Conversations truth-001..truth-020 are the ``dev`` split (for tuning), the rest of truth-001..truth-072
 ``test`` (reported); truth-073..truth-107 are the ``fresh`` split, written after the gate rules were tuned
 and never used to tune them. Truth-108..truth-142 are the ``fresh2`` split, written after the gate changes of
-session 6 and never used to tune anything.
+session 6 and never used to tune anything. Truth-143..truth-177 are the ``fresh3`` split, written after the
+session-6 gate changes (when truth-073..107 and 108..142 had already been read) and used once.
 
 Each conversation is built with ``agents.team.build_memories`` (SME source, domain medicine) into a
 FRESH temporary store, with the real model loaded once. Then every memory in the store is read back
@@ -260,7 +261,10 @@ def print_memories(runs: Sequence[dict[str, Any]]) -> None:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument(
-        "--split", choices=["dev", "test", "fresh", "fresh2", "all"], default="dev", help="conversations to build"
+        "--split",
+        choices=["dev", "test", "fresh", "fresh2", "fresh3", "all"],
+        default="dev",
+        help="conversations to build",
     )
     parser.add_argument("--limit", type=int, help="build only the first N selected conversations")
     parser.add_argument("--ids", help="comma-separated conversation ids (overrides --split)")
