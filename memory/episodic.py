@@ -180,15 +180,21 @@ class History:
         return report
 
     def add(self, events: Sequence[HistoryEvent]) -> list[HistoryEvent]:
-        """Embed, episode and store events in batches; returns those that were new."""
+        """Embed, episode and store events in batches; returns those that were new.
+
+        The episode networks are saved once, at the end (a crash before that leaves events whose
+        episode the network does not hold yet: they keep their episode id and search still finds them).
+        """
         added: list[HistoryEvent] = []
         ordered = sorted(events, key=lambda e: (e.user_id, e.position, e.turn))
-        step = self.config.batch
-        for start in range(0, len(ordered), step):
-            part = ordered[start : start + step]
+        touched: set[str] = set()
+        for start in range(0, len(ordered), self.config.batch):
+            part = ordered[start : start + self.config.batch]
             vectors = self.embed(part)
-            self._learn_episodes(part, vectors)
+            touched |= self._learn_episodes(part, vectors)
             added += self.store.add(part, vectors)
+        for user_id in touched:
+            self.store.save_episode_state(user_id, self._networks[user_id].to_state())
         return added
 
     def embed(self, events: Sequence[HistoryEvent]) -> list[list[float]]:
@@ -207,8 +213,8 @@ class History:
                     out[i] = vector
         return out
 
-    def _learn_episodes(self, events: Sequence[HistoryEvent], vectors: Sequence[Sequence[float]]) -> None:
-        """Give each event its episode (fusion ART, in history order) and save the networks."""
+    def _learn_episodes(self, events: Sequence[HistoryEvent], vectors: Sequence[Sequence[float]]) -> set[str]:
+        """Give each event its episode (fusion ART, in history order); returns the users whose network changed."""
         touched: set[str] = set()
         known = self.store.existing([e.id for e in events])
         for event, vector in zip(events, vectors, strict=True):
@@ -218,8 +224,7 @@ class History:
             coded = encode_event(vector, _days(event.at, event.position), event.speaker, event.session_id, net.cfg)
             event.episode_id = net.learn(coded).episode_id
             touched.add(event.user_id)
-        for user_id in touched:
-            self.store.save_episode_state(user_id, self._networks[user_id].to_state())
+        return touched
 
     def network(self, user_id: str) -> ArtNetwork:
         """A user's fusion-ART network (loaded from the store on first use)."""
