@@ -48,7 +48,7 @@ from memory.audit_events import (
     seal_detail,
 )
 from memory.crypto import TextCipher
-from memory.store_health import StoreError, damaged, is_damage
+from memory.store_health import StoreError, damaged, is_damage, when_unlocked
 
 __all__ = [
     "FORGOTTEN",
@@ -139,7 +139,7 @@ class AuditLog:
         except (OSError, sqlite3.OperationalError) as exc:
             raise _cannot_open(path, exc.strerror if isinstance(exc, OSError) else str(exc)) from exc
         try:
-            self._setup()
+            when_unlocked(self._setup)
         except sqlite3.OperationalError as exc:  # read-only file or folder, locked for too long
             self._db.close()
             raise _cannot_open(path, str(exc)) from exc

@@ -13,6 +13,8 @@ This module imports neither Chroma nor the engine, so the audit log and ``mark d
 from __future__ import annotations
 
 import sqlite3
+import time
+from collections.abc import Callable
 from contextlib import closing
 from pathlib import Path
 
@@ -68,3 +70,20 @@ def restore_advice(home: Path) -> str:
 def damaged(what: str, path: Path, problem: str, home: Path) -> DamagedStoreError:
     """The one-line error for a damaged database file: which file, what SQLite says, what to do."""
     return DamagedStoreError(f"the {what} {path} is damaged ({problem}): {restore_advice(home)}")
+
+
+def when_unlocked(setup: Callable[[], None], seconds: float = 30.0) -> None:
+    """Run an idempotent SQLite ``setup`` (WAL mode, the schema), again while it finds the file locked.
+
+    Two processes opening a new database at once: switching it to WAL can answer "database is locked"
+    at once, without waiting on the connection's busy timeout. After ``seconds`` the error goes up.
+    """
+    deadline = time.monotonic() + seconds
+    while True:
+        try:
+            setup()
+            return
+        except sqlite3.OperationalError as exc:
+            if "locked" not in str(exc) or time.monotonic() >= deadline:
+                raise
+            time.sleep(0.05)

@@ -37,6 +37,7 @@ from memory.store.history_rows import (
     owner_token,
     to_row,
 )
+from memory.store_health import when_unlocked
 
 
 class HistoryStore:
@@ -47,8 +48,11 @@ class HistoryStore:
         path.parent.mkdir(parents=True, exist_ok=True)
         self.path = path
         self.client = client
-        self.db = sqlite3.connect(str(path), isolation_level=None, check_same_thread=False)
+        self.db = sqlite3.connect(str(path), timeout=30.0, isolation_level=None, check_same_thread=False)
         self.db.row_factory = sqlite3.Row
+        when_unlocked(self._setup)
+
+    def _setup(self) -> None:
         self.db.execute("PRAGMA journal_mode=WAL")
         self.db.execute("PRAGMA synchronous=NORMAL")
         self.db.execute("PRAGMA secure_delete=ON")  # a deleted event's text does not linger in free pages
