@@ -118,8 +118,13 @@ NAIVE_BATCH = 512
 
 
 def open_engine(home: Path, args: Any, embedder: Any = None) -> MemoryEngine:
-    """An engine on a fresh ``home`` with the ONNX MiniLM (``--embed-threads``), sharing ``embedder`` if given."""
-    env = {"MARK_HOME": str(home), "MARK_EMBEDDER": "onnx", "MARK_EMBED_THREADS": str(args.embed_threads)}
+    """An engine on a fresh ``home`` with the ONNX MiniLM (``--embed-threads``), sharing ``embedder`` if given.
+
+    ``MARK_HISTORY_*`` settings in the environment (``MARK_HISTORY_EMBED_TOKENS``...) are passed on, so a
+    setting can be tried without editing the defaults.
+    """
+    env = {k: v for k, v in os.environ.items() if k.startswith("MARK_HISTORY_")}
+    env |= {"MARK_HOME": str(home), "MARK_EMBEDDER": "onnx", "MARK_EMBED_THREADS": str(args.embed_threads)}
     return MemoryEngine.open(load_settings(env=env), embedder=embedder)
 
 

@@ -62,6 +62,9 @@ UNSAID_SHARE = 0.25  # the share of a memory's content words its source may not 
 NEGATED_SUPPORT = 0.5  # a negated source sentence must cover this share of the memory to contradict it
 SELF_DENIAL = 2  # stems a memory asserts in one chunk and negates in another, as the source negated them
 MODEL_WORDS = 2  # chatbot-only words that make a memory a repeat of the rejected answer
+# a clause of a memory whose claim (its words beyond the question's stem) one rejected chatbot clause
+# covers this much of, and no source clause within this margin of it, is the chatbot's rejected reasoning
+ECHO_COVER, ECHO_MARGIN, ECHO_MIN_STEMS = 0.8, 0.3, 3
 
 _ASKING = re.compile(r"\b(?:ask|asks|asked|asking|question|questions|wonders|wondered|wants to know)\b", re.I)
 _MISTAKE = re.compile(r"\b(?:avoid|mistake|wrong|incorrect|not)\b", re.IGNORECASE)
@@ -253,6 +256,11 @@ def check(text: str, memory_type: MemoryType, evidence: Evidence, *, mistake: bo
             return GateVerdict(
                 ok=False, reason=GateReason.MODEL_WORDS, detail="repeats the chatbot's answer", unsupported=model_only
             )
+        echo = _rejected_echo(text, evidence, source)
+        if echo is not None:
+            return GateVerdict(
+                ok=False, reason=GateReason.MODEL_WORDS, detail=f"repeats the chatbot's rejected reasoning: {echo!r}"
+            )
     positive = asserted_stems(text)
     best = [(share, c) for share, c in _support_sentences(text, source) if not negated_stems(c) & positive]
     where = f"best support: {best[0][1]!r}" if best and best[0][0] > 0 else "supported by the question and source"
@@ -307,6 +315,32 @@ def _answer_without_topic(text: str, evidence: Evidence) -> bool:
         return False
     option_words = stemset(options.values())
     return len([w for w in set(stems(text)) if w not in option_words]) < 2
+
+
+def _rejected_echo(text: str, evidence: Evidence, source: Sequence[str]) -> str | None:
+    """The rejected chatbot clause that a clause of the memory restates, where the source never said it.
+
+    "Pre-renal azotemia: 36 hours without urine ... means the tubules have been damaged" glues the
+    accepted answer to the reasoning the expert rejected; each word may occur somewhere in what the
+    expert said, but the clause is the chatbot's. The case's own words (the question without its options)
+    and the accepted answer's are left out of the comparison: restating them is neither side's claim.
+    """
+    if not evidence.model_rejected:
+        return None
+    options = parse_options(evidence.question)
+    accepted = answers(evidence.source_said, evidence.model_rejected, options).accepted if options else set()
+    case = set(stems(question_stem(evidence.question))) | stemset(options[a] for a in accepted)
+    for clause in clauses(text):
+        claim = [w for w in dict.fromkeys(stems(clause)) if w not in case]
+        if len(claim) < ECHO_MIN_STEMS:
+            continue
+        words = " ".join(claim)
+        echoed = _support_sentences(words, evidence.model_rejected)
+        if echoed and echoed[0][0] >= ECHO_COVER:
+            backed = _support_sentences(words, source)
+            if not backed or backed[0][0] <= echoed[0][0] - ECHO_MARGIN:
+                return echoed[0][1]
+    return None
 
 
 def _option_check(text: str, evidence: Evidence, source: Sequence[str]) -> GateVerdict | None:

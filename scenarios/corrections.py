@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import time
 
-from agents.building import BuildState, ReviewPolicy
+from agents.building import BuildState, EvidenceStats, ReviewPolicy
 from agents.chatbot import build_chatbot
 from agents.correction import run_correction
 from agents.human import build_sme_proxy, sme_input_from
@@ -66,6 +66,22 @@ def summarise_corrections(conversations: list[Conversation]) -> CorrectionsSumma
         ),
         table5=MemoriesPerConversation(conversations=len(conversations), **per_type),
         usage=BuildUsage(agents=usage, total=total),
+        evidence=total_evidence([c.evidence for c in conversations if c.evidence is not None]),
+    )
+
+
+def total_evidence(stats: list[EvidenceStats]) -> EvidenceStats:
+    """The evidence of several builds, added up."""
+    checks: dict[str, int] = {}
+    for one in stats:
+        for verdict, n in one.fact_checks.items():
+            checks[verdict] = checks.get(verdict, 0) + n
+    return EvidenceStats(
+        candidates=sum(s.candidates for s in stats),
+        with_passages=sum(s.with_passages for s in stats),
+        supported=sum(s.supported for s in stats),
+        contradicted=sum(s.contradicted for s in stats),
+        fact_checks=checks,
     )
 
 
@@ -100,6 +116,7 @@ async def _correct(run: Run, record: Record) -> Conversation:
         errors=built.errors,
         usage=BuildUsage.model_validate(built.usage.model_dump()),
         transcript=chat.turns,
+        evidence=built.evidence,
     )
 
 

@@ -112,7 +112,26 @@ def _stage2_lines(stage: Mapping[str, Any]) -> list[str]:
         ]
         header = "Record | Rounds | Tokens | Words | Accepted | Residual | User question | LLM response | Outcomes"
         lines += _table(header, rows, "Conversations")
+    lines += _evidence_lines(stage.get("evidence"))
     return [*lines, f"Wall time (s): {fmt(stage.get('wall_s'))}", ""]
+
+
+def _evidence_lines(evidence: Any) -> list[str]:
+    """What the veracity checker had: knowledge passages per candidate and its verdicts."""
+    if not isinstance(evidence, Mapping) or not evidence.get("candidates"):
+        return []
+    checks = evidence.get("fact_checks") or {}
+    rows = [
+        ("Candidates the truth gate passed to the checker", evidence.get("candidates")),
+        ("... with at least one knowledge passage", evidence.get("with_passages")),
+        ("... that a passage supports", evidence.get("supported")),
+        ("... that a passage contradicts (sent to a reviewer)", evidence.get("contradicted")),
+        (
+            "Fact-check verdicts (1.0 / 0.5 / 0.0 / none)",
+            " / ".join(str(checks.get(k, 0)) for k in ("1.0", "0.5", "0.0", "none")),
+        ),
+    ]
+    return _table("Evidence | Count", rows, "Evidence for the veracity checker")
 
 
 def _stage4_lines(stage: Mapping[str, Any]) -> list[str]:

@@ -11,6 +11,7 @@ from collections.abc import Sequence
 
 from pydantic import Field
 
+from agents.building import EvidenceStats
 from memory.ledger import LedgerRow, Refusal
 from scenarios import metrics
 from scenarios.rows import AnswerRow, BuildUsage, Conversation, ExpectationCheck, JsonModel, SessionRun
@@ -199,6 +200,7 @@ class CorrectionsSummary(JsonModel):
     table4: ConversationStats
     table5: MemoriesPerConversation
     usage: BuildUsage
+    evidence: EvidenceStats | None = None  # over the conversations that recorded it
 
 
 class CorrectionsResult(CorrectionsSummary):

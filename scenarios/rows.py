@@ -12,7 +12,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from agents.building import Turn
+from agents.building import EvidenceStats, Turn
 from memory.engine import WriteAction
 
 
@@ -85,6 +85,8 @@ class Conversation(UnitRow):
     errors: list[str]
     usage: BuildUsage
     transcript: list[Turn]
+    # what the veracity checker had to go on (absent in rows written before it was recorded)
+    evidence: EvidenceStats | None = None
 
     @property
     def record_id(self) -> str:

@@ -274,3 +274,30 @@ def test_a_memory_that_asserts_the_rejected_argument_then_negates_it_is_refused(
     assert (mixed.ok, mixed.reason) == (False, GateReason.NEGATED)
     # the expert's own sentence, copied, asserts and negates different things: it passes
     assert check(sme[0], R, facts).ok
+
+
+def test_the_accepted_answer_glued_to_the_rejected_reasoning_is_refused() -> None:
+    question = (
+        "A boy has passed no urine for 36 hours after severe diarrhoea; urine sodium 15, urea 110, creatinine"
+        " 1.1. The kidney is: A) Acute tubular necrosis B) Pre-renal azotemia C) Cortical necrosis"
+    )
+    chatbot = "A) Acute tubular necrosis: shock from diarrhoea means the tubules are damaged."
+    sme = [
+        "You are right that the diarrhoea starves the kidney, and untreated that ends in tubular necrosis. But"
+        " the sodium says otherwise: in tubular necrosis the damaged tubules lose sodium, and here the urine"
+        " sodium is under 20, so this is pre-renal azotemia."
+    ]
+    facts = Evidence(
+        question=question,
+        source_said=sme,
+        user_said=[question, *sme],
+        model_said=[chatbot, "Thanks: B) Pre-renal azotemia."],
+        model_rejected=[chatbot],
+    )
+    # every word occurs in what the expert said, but the claim is the chatbot's rejected reasoning
+    glued = check("Pre-renal azotemia: shock from diarrhoea means the tubules are damaged.", R, facts)
+    assert (glued.ok, glued.reason) == (False, GateReason.MODEL_WORDS)
+    assert "rejected reasoning" in glued.detail
+    # the part the expert agreed with, and the expert's own reason, pass
+    assert check("The diarrhoea starves the kidney, and untreated that ends in tubular necrosis.", R, facts).ok
+    assert check("The urine sodium is under 20, so this is pre-renal azotemia.", R, facts).ok

@@ -165,7 +165,17 @@ async def test_knowledge_only_baseline_then_knowledge_and_memory(settings: Setti
     answers = [p for p in prompts if "Answer from established domain" in p]
     assert answers and all("<knowledge>" in p for p in answers)
     assert any("<refined_memories>" in p and "a passage disagree" in p for p in answers)
+    # stage 2 records what the veracity checker had: passages found for the candidates, summed over the chats
+    s2 = report.stage2
+    assert s2 is not None and s2.evidence is not None
+    per_chat = [c.evidence for c in s2.conversations]
+    assert all(e is not None for e in per_chat)
+    assert s2.evidence.candidates == sum(e.candidates for e in per_chat if e) > 0
+    assert 0 < s2.evidence.with_passages == sum(e.with_passages for e in per_chat if e) <= s2.evidence.candidates
+    assert sum(s2.evidence.fact_checks.values()) == s2.evidence.candidates
     markdown = (tmp_path / "run" / "report.md").read_text()
+    assert "Evidence for the veracity checker" in markdown
+    assert f"| ... with at least one knowledge passage | {s2.evidence.with_passages} |" in markdown
     assert "## Knowledge base" in markdown and "Stage 1 (knowledge only)" in markdown
     assert "Stage 3 (knowledge + memory)" in markdown
     # a re-run finds the knowledge already in the run's store: nothing is added twice
