@@ -1,0 +1,134 @@
+"""What a memory may say of a multiple-choice question's options, and of the chatbot's rejected reasoning.
+
+Part of the truth gate (:mod:`memory.grounding` runs these checks): a memory names the accepted option,
+or another one only where the source said the same; a shared memory says what the answer answers; a
+clause that restates the chatbot's rejected reasoning is refused even when its words occur elsewhere.
+Pure and deterministic.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from memory.gate_terms import UNSAID_SHARE, Evidence, GateReason, GateVerdict, support_sentences
+from memory.options import answers, named_options, parse_options, question_stem
+from memory.wording import CHUNK, NEGATION, clauses, stems, stemset
+
+# a clause of a memory whose claim (its words beyond the question's stem) one rejected chatbot clause
+# covers this much of, and no source clause within this margin of it, is the chatbot's rejected reasoning
+ECHO_COVER, ECHO_MARGIN, ECHO_MIN_STEMS = 0.8, 0.3, 3
+
+
+def answer_without_topic(text: str, evidence: Evidence) -> bool:
+    """A shared memory that names an option and hardly anything else ("The correct answer is X.")."""
+    options = parse_options(evidence.question)
+    if not options or not named_options(text, options, positive_only=True):
+        return False
+    option_words = stemset(options.values())
+    return len([w for w in set(stems(text)) if w not in option_words]) < 2
+
+
+def rejected_echo(text: str, evidence: Evidence, source: Sequence[str]) -> str | None:
+    """The rejected chatbot clause that a clause of the memory restates, where the source never said it.
+
+    "Pre-renal azotemia: 36 hours without urine ... means the tubules have been damaged" glues the
+    accepted answer to the reasoning the expert rejected; each word may occur somewhere in what the
+    expert said, but the clause is the chatbot's. The case's own words (the question without its options)
+    and the accepted answer's are left out of the comparison: restating them is neither side's claim.
+    """
+    if not evidence.model_rejected:
+        return None
+    options = parse_options(evidence.question)
+    accepted = answers(evidence.source_said, evidence.model_rejected, options).accepted if options else set()
+    case = set(stems(question_stem(evidence.question))) | stemset(options[a] for a in accepted)
+    for clause in clauses(text):
+        claim = [w for w in dict.fromkeys(stems(clause)) if w not in case]
+        if len(claim) < ECHO_MIN_STEMS:
+            continue
+        words = " ".join(claim)
+        echoed = support_sentences(words, evidence.model_rejected)
+        if echoed and echoed[0][0] >= ECHO_COVER:
+            backed = support_sentences(words, source)
+            if not backed or backed[0][0] <= echoed[0][0] - ECHO_MARGIN:
+                return echoed[0][1]
+    return None
+
+
+def option_check(text: str, evidence: Evidence, source: Sequence[str]) -> GateVerdict | None:
+    """A memory may name an option other than the accepted one only where the source said the same.
+
+    Checked chunk by chunk (a chunk ends at a comma, colon, semicolon or sentence end): the chunk that
+    names the option must be said by a source clause that names it too, in full when the option is
+    the rejected answer. An option mentioned in a negation ("not timolol") needs no support when it is
+    the rejected answer, but one the source never mentioned at all is a claim nobody made.
+    """
+    options = parse_options(evidence.question)
+    if not options:
+        return None
+    known = answers(evidence.source_said, evidence.model_rejected, options)
+    source_clauses = [c for s in source for c in clauses(s)]
+    # in a negative question ("... does NOT provide:") "X does not ..." asserts X as the answer
+    negative_question = bool(NEGATION.search(question_stem(evidence.question)))
+    for chunk in (c for c in CHUNK.split(text) if c.strip()):
+        for letter in sorted(named_options(chunk, options, positive_only=not negative_question) - known.accepted):
+            whole = _within_accepted(letter, text, options, known.accepted)
+            if whole is not None:  # part of an accepted option of several parts
+                if whole:
+                    continue
+                inside = set(stems(options[letter]))
+                wider = next(a for a in sorted(known.accepted) if inside < set(stems(options[a])))
+                return GateVerdict(
+                    ok=False,
+                    reason=GateReason.OTHER_OPTION,
+                    detail=f"names {letter}) {options[letter]}, only part of the accepted {wider}) {options[wider]}",
+                )
+            said_with = [c for c in source_clauses if letter in named_options(c, options)]
+            best = support_sentences(chunk, said_with)
+            needed = 1.0 if letter in known.rejected else 1 - UNSAID_SHARE
+            if best and best[0][0] >= needed:
+                continue
+            if letter in known.rejected:
+                return GateVerdict(
+                    ok=False,
+                    reason=GateReason.REJECTED_ANSWER,
+                    detail=f"states the rejected answer {letter}) {options[letter]}",
+                )
+            return GateVerdict(
+                ok=False,
+                reason=GateReason.OTHER_OPTION,
+                detail=f"names {letter}) {options[letter]}, which the source never stated",
+            )
+    mentioned = {letter for c in source_clauses for letter in named_options(c, options)}
+    negative = named_options(text, options) - named_options(text, options, positive_only=True)
+    for letter in sorted(negative - known.accepted - known.rejected - mentioned):
+        return GateVerdict(
+            ok=False,
+            reason=GateReason.OTHER_OPTION,
+            detail=f"says something of {letter}) {options[letter]}, which the source never mentioned",
+        )
+    return None
+
+
+def _within_accepted(letter: str, text: str, options: dict[str, str], accepted: set[str]) -> bool | None:
+    """For an option whose words are all inside an accepted option's: whether ``text`` names that one in full.
+
+    None when no accepted option contains it. "Potassium oxalate" inside the accepted "Potassium oxalate +
+    sodium fluoride": a memory with both parts speaks of the accepted answer, one with the first part
+    alone names another option.
+    """
+    mine = set(stems(options[letter]))
+    wider = [a for a in accepted if mine < set(stems(options[a]))]
+    if not wider:
+        return None
+    said = set(stems(text))
+    return any(set(stems(options[a])) <= said for a in wider)
+
+
+def accepted_option(evidence: Evidence) -> tuple[str, str] | None:
+    """The option the source accepted (letter, text), when exactly one is clear."""
+    options = parse_options(evidence.question)
+    accepted = answers(evidence.source_said, evidence.model_rejected, options).accepted if options else set()
+    if len(accepted) != 1:
+        return None
+    letter = next(iter(accepted))
+    return letter, options[letter]
