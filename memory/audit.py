@@ -266,6 +266,20 @@ class AuditLog:
         return changed
 
     @_checked
+    def forget_merged_by(self, user_id: str) -> int:
+        """Tombstone the MERGE events whose merged text ``user_id`` said; returns how many."""
+        merges = self._select("WHERE kind = ? AND detail != ? ORDER BY seq", (EventKind.MERGE.value, TOMBSTONE))
+        seqs = [e.seq for e in merges if e.detail.get("said_by") == user_id]
+        for start in range(0, len(seqs), _CHUNK):
+            part = seqs[start : start + _CHUNK]
+            self._db.execute(
+                f"UPDATE events SET detail = ? WHERE seq IN ({','.join('?' * len(part))})", [TOMBSTONE, *part]
+            )
+        if seqs:
+            self._db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        return len(seqs)
+
+    @_checked
     def rejected(self, user_id: str) -> list[str]:
         """Ids of the candidates refused for ``user_id`` (REJECT events name their user in the detail)."""
         events = self._select("WHERE kind = ? AND detail != ? ORDER BY seq", (EventKind.REJECT.value, TOMBSTONE))

@@ -114,6 +114,9 @@ class AuditBackend(Protocol):
     def rejected(self, user_id: str) -> list[str]:
         """Ids of the candidates refused for ``user_id``."""
 
+    def forget_merged_by(self, user_id: str) -> int:
+        """Tombstone the MERGE events whose merged text ``user_id`` said (their restatements of shared memories)."""
+
     def count(self) -> int:
         """Number of committed events."""
 

@@ -369,6 +369,17 @@ class PostgresAuditLog:
         return changed
 
     @_guarded
+    def forget_merged_by(self, user_id: str) -> int:
+        """Tombstone the MERGE events whose merged text ``user_id`` said; returns how many."""
+        merges = self._select("WHERE kind = %s AND detail <> %s ORDER BY seq", (EventKind.MERGE.value, TOMBSTONE))
+        seqs = [e.seq for e in merges if e.detail.get("said_by") == user_id]
+        if seqs:
+            db = self._db()
+            db.execute(f"UPDATE {TABLE} SET detail = %s WHERE seq = ANY(%s)", (TOMBSTONE, seqs))
+            db.execute(f"VACUUM {TABLE}")
+        return len(seqs)
+
+    @_guarded
     def rejected(self, user_id: str) -> list[str]:
         """Ids of the candidates refused for ``user_id`` (REJECT events name their user in the detail)."""
         events = self._select("WHERE kind = %s AND detail <> %s ORDER BY seq", (EventKind.REJECT.value, TOMBSTONE))

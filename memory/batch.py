@@ -203,6 +203,7 @@ def _write(
             merged = conflicts.merge_into(batch.record(same[0].existing_id, stored), record)
             detail = {
                 "merged_text": record.text,
+                "said_by": record.user_id,  # forgetting this user tombstones the event (memory.forgetting)
                 "provenance": record.provenance.model_dump(),
                 "source": record.source.value,
                 **note,

@@ -12,8 +12,9 @@ are committed. A forget cut short after the delete is finished by recovery on th
 Forgetting a user (:func:`forget_user`) forgets their personal memories as above and drops their then
 empty memory collection (its metadata names them), erases their history (events of every status,
 their BM25 entries, episodes, chat progress and vectors) and their profile entries, and tombstones the
-audit events of their history, of those entries and of the candidates refused for them (REJECT events
-quote the candidate). Shared (domain) memories stay, as does everything of other users. A forget of a
+audit events of their history, of those entries, of the candidates refused for them (REJECT events
+quote the candidate) and of their restatements merged into shared memories (MERGE events quote the
+merged text). Shared (domain) memories stay, as does everything of other users. A forget of a
 user cut short is finished by running it again.
 
 An export is a file: one written before a forget belongs to whoever wrote it, and mark does not
@@ -61,14 +62,16 @@ def _forget_user(engine: MemoryEngine, user_id: str, now: datetime, audit_id: st
     engine.store.drop_partition(user_id)
     refused = engine.audit.rejected(user_id)
     engine.audit.forget([audit_id, *entries, *refused])
+    restated = engine.audit.forget_merged_by(user_id)  # their words merged into shared memories
     _finish(engine, personal, seqs, f"forget-user:{user_id}")  # also vacuums the dropped collections' pages
     log.info(
-        "forgot user %s: %d memories, %d history events, %d profile entries, %d refused candidates",
+        "forgot user %s: %d memories, %d history events, %d profile entries, %d refused candidates, %d restatements",
         user_id,
         len(personal),
         events,
         len(entries),
         len(refused),
+        restated,
     )
     return len(personal)
 

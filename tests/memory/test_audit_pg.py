@@ -221,6 +221,31 @@ def test_forget_tombstones_and_keeps_the_rest(pg_url: str, pg_log: AuditBackend)
     assert not any("secret" in str(detail) or "refused" in str(detail) for (detail,) in stored)
 
 
+@pytest.mark.parametrize("backend", ["sqlite", "postgresql"])
+def test_forget_merged_by_tombstones_one_users_restatements(
+    backend: str, tmp_path: Path, request: pytest.FixtureRequest
+) -> None:
+    log: AuditBackend = (
+        AuditLog(tmp_path / "audit.sqlite3") if backend == "sqlite" else request.getfixturevalue("pg_log")
+    )
+    rows = [
+        ("s1", EventKind.CREATE, NOW, 1, "committer", {"text": "shared fact"}),
+        ("s1", EventKind.MERGE, NOW, 2, "committer", {"merged_text": "alice's words", "said_by": "alice"}),
+        ("s1", EventKind.MERGE, NOW, 3, "committer", {"merged_text": "bob's words", "said_by": "bob"}),
+    ]
+    try:
+        log.commit(log.append_many(rows))
+        assert log.forget_merged_by("alice") == 1 and log.forget_merged_by("alice") == 0
+        assert [e.detail for e in log.history("s1")] == [
+            {"text": "shared fact"},
+            {"forgotten": True},
+            {"merged_text": "bob's words", "said_by": "bob"},
+        ]
+    finally:
+        if backend == "sqlite":
+            log.close()
+
+
 def test_any_other_rewrite_is_refused(pg_url: str, pg_log: AuditBackend) -> None:
     import psycopg
 

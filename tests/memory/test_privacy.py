@@ -221,3 +221,23 @@ def test_a_log_made_by_an_older_version_can_tombstone(tmp_path: Path) -> None:
 
 def test_chroma_telemetry_is_off(engine: MemoryEngine) -> None:
     assert engine.store.client.api.get_settings().anonymized_telemetry is False
+
+
+def test_forgetting_a_user_tombstones_their_restatements_merged_into_shared_memories(settings: Settings) -> None:
+    engine = MemoryEngine.open(settings, embedder=HashingEmbedder(), config=HASHING_CONFIG)
+    try:
+        text = "Tropicamide drops are 0.5 to 1 percent strength for dilating the pupil."
+        shared = engine.add(text, MemoryType.RESIDUAL, "sme", source=Source.SME, now=NOW).record
+        for who in ("alice", "bob"):  # each restates it: a MERGE event on the shared memory quotes them
+            restated = engine.add(text, MemoryType.RESIDUAL, who, source=Source.USER, now=NOW)
+            assert restated.action == "merged" and restated.record.id == shared.id
+        merges = [e for e in engine.history(shared.id) if e.kind is EventKind.MERGE]
+        assert [e.detail["said_by"] for e in merges] == ["alice", "bob"]
+
+        engine.forget_user("alice", now=NOW)
+        kinds = [(e.kind.value, e.detail.get("said_by")) for e in engine.history(shared.id)]
+        assert kinds == [("create", None), ("merge", None), ("merge", "bob")]  # alice's is a tombstone now
+        assert engine.history(shared.id)[1].detail == {"forgotten": True}
+        assert engine.get(shared.id).text == text and engine.get(shared.id).shared  # the shared memory stays
+    finally:
+        engine.close()
