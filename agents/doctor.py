@@ -128,17 +128,23 @@ def _store(settings: Settings) -> tuple[str, dict[str, Any]]:
             raise RuntimeError(f"collections not in cosine space: {sorted(str(s) for s in spaces)}")
         domain = engine.store.count(SHARED_USER)
         events = engine.audit.count()
+        audit_at = getattr(engine.audit, "location", None) or str(engine.audit.path)  # PostgreSQL, else SQLite
         recovered = engine.recovered
         detail = (
             f"{engine.store.mode} at {engine.store.location}: {len(partitions)} collection(s), "
-            f"{domain} domain memories, {events} audit events"
+            f"{domain} domain memories, {events} audit events in {audit_at}"
         )
         if any(recovered.values()):
             detail += (
                 f"; recovered interrupted writes: {recovered['committed']} committed, "
                 f"{recovered['discarded']} discarded"
             )
-        extra = {"mode": engine.store.mode, "location": engine.store.location, "collections": len(partitions)}
+        extra = {
+            "mode": engine.store.mode,
+            "location": engine.store.location,
+            "collections": len(partitions),
+            "audit": audit_at,
+        }
         return detail, {**extra, "recovered": recovered}
     finally:
         engine.close()

@@ -548,3 +548,17 @@ def test_with_a_database_url_the_log_is_postgresql(pg_url: str, tmp_path: Path) 
         assert held == [(1,)]
     finally:
         log.close()
+
+
+def test_mark_doctor_checks_the_postgresql_audit_log_it_is_given(pg_url: str, tmp_path: Path) -> None:
+    from agents.doctor import run_checks
+
+    env = {"MARK_HOME": str(tmp_path / "home"), "MARK_DATABASE_URL": pg_url, "MARK_EMBEDDER": "hashing"}
+    store = run_checks(load_settings(env=env)).checks["store"]
+    assert store.ok and "audit events in postgresql://" in store.detail, store.detail
+    with socket.socket() as probe:  # a port nothing listens on
+        probe.bind(("127.0.0.1", 0))
+        closed = probe.getsockname()[1]
+    down = pg_url.replace(pg_url.split("@", 1)[1].split("/", 1)[0], f"127.0.0.1:{closed}")
+    store = run_checks(load_settings(env={**env, "MARK_DATABASE_URL": down})).checks["store"]
+    assert not store.ok and "cannot connect to the audit database" in store.detail and "\n" not in store.detail
