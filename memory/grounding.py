@@ -33,7 +33,13 @@ from collections.abc import Sequence
 
 from memory.gate_terms import UNSAID_SHARE, Evidence, GateReason, GateVerdict, support_sentences
 from memory.models import MemoryType
-from memory.option_gate import accepted_option, answer_without_topic, option_check, rejected_echo
+from memory.option_gate import (
+    accepted_option,
+    answer_without_topic,
+    option_check,
+    rejected_answer_copy,
+    rejected_echo,
+)
 from memory.options import answers, named_options, parse_options, question_stem, unletter
 from memory.wording import (
     CHUNK,
@@ -173,6 +179,11 @@ def check(text: str, memory_type: MemoryType, evidence: Evidence, *, mistake: bo
     against = _contradiction(text, source)
     if against is not None:
         return GateVerdict(ok=False, reason=GateReason.NEGATED, detail=f"the source said: {against!r}")
+    copied = rejected_answer_copy(text, evidence)
+    if copied is not None:
+        return GateVerdict(
+            ok=False, reason=GateReason.REJECTED_ANSWER, detail=f"copies the chatbot's rejected answer: {copied!r}"
+        )
     if memory_type is not MemoryType.USER_QUESTION or not _ASKING.search(text):
         # a user-question memory that reports what the user asked may list the options; one that
         # reports what the user stated may not put the chatbot's pick in the user's mouth

@@ -17,6 +17,9 @@ from memory.wording import CHUNK, NEGATION, clauses, stems, stemset
 # a clause of a memory whose claim (its words beyond the question's stem) one rejected chatbot clause
 # covers this much of, and no source clause within this margin of it, is the chatbot's rejected reasoning
 ECHO_COVER, ECHO_MARGIN, ECHO_MIN_STEMS = 0.8, 0.3, 3
+# a clause of a memory that names a rejected option, that one chatbot clause naming it covers this much of
+# and that no clause of the source covers as much of, is the chatbot's rejected answer, copied
+COPY_COVER, COPY_MIN_STEMS = 0.8, 2
 
 
 def answer_without_topic(text: str, evidence: Evidence) -> bool:
@@ -26,6 +29,38 @@ def answer_without_topic(text: str, evidence: Evidence) -> bool:
         return False
     option_words = stemset(options.values())
     return len([w for w in set(stems(text)) if w not in option_words]) < 2
+
+
+def rejected_answer_copy(text: str, evidence: Evidence) -> str | None:
+    """The chatbot's rejected answer sentence that a clause of the memory copies, if any.
+
+    "The dose is 1 ml in 1:1000, that is 1 mg of adrenaline intramuscularly", stored after the expert
+    said 0.5 ml: each chunk of it may be vouched for by some clause of the expert's (who discussed the
+    wrong dose to explain why it is wrong), but the clause as a whole asserts the rejected option. A
+    clause the source itself said as much of ("You're right that HDL carries cholesterol back to the
+    liver") is the source's.
+    """
+    options = parse_options(evidence.question)
+    if not options or not evidence.model_rejected:
+        return None
+    rejected = answers(evidence.source_said, evidence.model_rejected, options).rejected
+    if not rejected:
+        return None
+    pitched = [
+        (c, set(stems(c)))
+        for said in evidence.model_rejected
+        for c in clauses(said)
+        if named_options(c, options, positive_only=True) & rejected
+    ]
+    for clause in clauses(text):
+        mine = set(stems(clause))
+        if len(mine) < COPY_MIN_STEMS or not named_options(clause, options, positive_only=True) & rejected:
+            continue
+        copied = next((said for said, theirs in pitched if len(mine & theirs) >= COPY_COVER * len(mine)), None)
+        backed = support_sentences(clause, evidence.source_said)
+        if copied is not None and (not backed or backed[0][0] < COPY_COVER):
+            return copied
+    return None
 
 
 def rejected_echo(text: str, evidence: Evidence, source: Sequence[str]) -> str | None:
@@ -114,10 +149,15 @@ def _within_accepted(letter: str, text: str, options: dict[str, str], accepted: 
 
     None when no accepted option contains it. "Potassium oxalate" inside the accepted "Potassium oxalate +
     sodium fluoride": a memory with both parts speaks of the accepted answer, one with the first part
-    alone names another option.
+    alone names another option. An option that differs only by a number is another quantity, not a part
+    ("1 ml in 1:1000" is not part of "0.5 ml in 1:1000").
     """
     mine = set(stems(options[letter]))
-    wider = [a for a in accepted if mine < set(stems(options[a]))]
+    wider = [
+        a
+        for a in accepted
+        if mine < set(stems(options[a])) and not all(w[0].isdigit() for w in set(stems(options[a])) - mine)
+    ]
     if not wider:
         return None
     said = set(stems(text))

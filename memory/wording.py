@@ -29,9 +29,10 @@ NEGATION = re.compile(
     r"\b(?:not|no|never|cannot|neither|nor|without|none|instead|rather)\b|n't\b|\bn['’]t\b", re.IGNORECASE
 )
 _WORD = re.compile(r"[a-z]+|\d+(?:\.\d+)?")
-_CLAUSE = re.compile(r"(?:[;:!?\n]|\.(?!\d))+|,\s*(?=but\b|however\b)")
-SCOPE_END = re.compile(r"[,;:!?\n]|\.(?!\d)")
-CHUNK = re.compile(r"[,;:!?\n]|\.(?!\d)")
+# a colon between digits is a ratio ("1:1000"), a full stop before a digit a decimal point: neither ends anything
+_CLAUSE = re.compile(r"(?:[;!?\n]|(?<!\d):|:(?!\d)|\.(?!\d))+|,\s*(?=but\b|however\b)")
+SCOPE_END = re.compile(r"[,;!?\n]|(?<!\d):|:(?!\d)|\.(?!\d)")
+CHUNK = re.compile(r"[,;!?\n]|(?<!\d):|:(?!\d)|\.(?!\d)")
 SCOPE_WORDS = 6
 _AUXILIARIES = "is are was were be been do does did can could should would will may might must has have had"
 _AUXILIARY = frozenset(_AUXILIARIES.split())

@@ -301,3 +301,43 @@ def test_the_accepted_answer_glued_to_the_rejected_reasoning_is_refused() -> Non
     # the part the expert agreed with, and the expert's own reason, pass
     assert check("The diarrhoea starves the kidney, and untreated that ends in tubular necrosis.", R, facts).ok
     assert check("The urine sodium is under 20, so this is pre-renal azotemia.", R, facts).ok
+
+
+def test_the_chatbot_s_rejected_answer_copied_is_refused_and_a_ratio_is_one_number() -> None:
+    question = "Adrenaline for anaphylaxis in an adult: A) 0.5 ml in 1:1000 B) 0.5 ml in 1:10000 C) 1 ml in 1:1000"
+    chatbot = "The dose is C) 1 ml in 1:1000, that is 1 mg of adrenaline intramuscularly."
+    sme = [
+        "No. The adult dose is 0.5 ml of the 1:1000 solution, 0.5 mg, into the thigh. A.",
+        "A bigger dose is not better: 1 mg intramuscularly, or any 1:1000 solution pushed into a vein, can bring on"
+        " arrhythmias.",
+    ]
+    facts = Evidence(
+        question=question,
+        source_said=sme,
+        user_said=[question, *sme],
+        model_said=[chatbot, "Understood: A) 0.5 ml in 1:1000."],
+        model_rejected=[chatbot],
+    )
+    assert clauses("1 ml in 1:1000, that is 1 mg. Then: more") == ["1 ml in 1:1000, that is 1 mg", "Then", "more"]
+    # every chunk of it is somewhere in what the expert said, but the sentence is the chatbot's rejected answer
+    copied = check("The dose is 1 ml in 1:1000, that is 1 mg of adrenaline intramuscularly.", R, facts)
+    assert (copied.ok, copied.reason) == (False, GateReason.REJECTED_ANSWER)
+    assert "copies the chatbot's rejected answer" in copied.detail
+    # the expert's own sentence about the wrong dose, and the right dose, pass ("1 ml" is not part of "0.5 ml")
+    assert check(sme[1], R, facts).ok
+    assert check("The adult dose of adrenaline is 0.5 ml of the 1:1000 solution, into the thigh.", R, facts).ok
+
+
+def test_a_rejected_option_the_expert_agreed_with_in_part_is_the_expert_s() -> None:
+    question = "Which lipoprotein is richest in cholesterol? A) HDL B) LDL C) VLDL"
+    chatbot = "A) HDL, because HDL carries cholesterol from the tissues back to the liver."
+    sme = ["You're right that HDL carries cholesterol from the tissues back to the liver. But LDL is the richest."]
+    facts = Evidence(
+        question=question,
+        source_said=sme,
+        user_said=[question, *sme],
+        model_said=[chatbot, "Thanks: B) LDL."],
+        model_rejected=[chatbot],
+    )
+    # the chatbot's clause, which the expert repeated word for word: the expert's, so it is kept
+    assert check("HDL carries cholesterol from the tissues back to the liver.", R, facts).ok
