@@ -22,8 +22,9 @@ Words are compared as crude stems (``memory.wording``); options and answers come
 ``memory.options``. The thresholds and rules were written from the failure cases in issue 11, the
 tropicamide demo and dev-split conversations of ``benchmarks/data/truth_conversations.jsonl``
 (truth-001, -002, -021, -023); the test split reports them. The rejected-reasoning rule was written
-from fresh3's truth-148 (fresh3 became tuning data with it); fresh4 reports it. The evidence and the
-verdict are in :mod:`memory.gate_terms`.
+from fresh3's truth-148 and measured on fresh4; the rejected-answer-copy rule was then written from
+fresh4's truth-191, -197 and -205, so fresh3 and fresh4 are tuning data now and the copy rule waits for
+an unseen split. The evidence and the verdict are in :mod:`memory.gate_terms`.
 """
 
 from __future__ import annotations
