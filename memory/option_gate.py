@@ -2,8 +2,8 @@
 
 Part of the truth gate (:mod:`memory.grounding` runs these checks): a memory names the accepted option,
 or another one only where the source said the same; a shared memory says what the answer answers; a
-clause that restates the chatbot's rejected reasoning is refused even when its words occur elsewhere.
-Pure and deterministic.
+clause that copies the chatbot's rejected answer, or restates its rejected reasoning, is refused even
+when each of its words occurs somewhere in what the source said. Pure and deterministic.
 """
 
 from __future__ import annotations
