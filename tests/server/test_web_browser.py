@@ -191,11 +191,22 @@ def _all(driver: Any, selector: str) -> list[Any]:
 
 def _submit_and_wait(driver: Any, button: Any) -> None:
     """Click a submit button and wait until the next page has replaced this one."""
-    from selenium.webdriver.support import expected_conditions
+    from selenium.common.exceptions import StaleElementReferenceException, WebDriverException
     from selenium.webdriver.support.ui import WebDriverWait
 
+    def replaced(_: Any) -> bool:
+        try:
+            button.is_enabled()
+        except StaleElementReferenceException:
+            return True
+        except WebDriverException as exc:  # asked mid-navigation, chromedriver says so in other words
+            if "does not belong to the document" in str(exc):
+                return True
+            raise
+        return False
+
     button.click()
-    WebDriverWait(driver, 20).until(expected_conditions.staleness_of(button))
+    WebDriverWait(driver, 20).until(replaced)
     WebDriverWait(driver, 20).until(lambda d: d.execute_script("return document.readyState") == "complete")
 
 
