@@ -17,6 +17,8 @@ session 6 and never used to tune anything. Truth-143..truth-177 are the ``fresh3
 session-6 gate changes (when truth-073..107 and 108..142 had already been read) and used once.
 Truth-178..truth-212 are the ``fresh4`` split, written after the session-7 gate change and never used to
 tune anything.
+Truth-213..truth-247 are the ``fresh5`` split, written after the session-7 rejected-answer-copy rule and
+never used to tune anything.
 
 Each conversation is built with ``agents.team.build_memories`` (SME source, domain medicine) into a
 FRESH temporary store, with the real model loaded once. Then every memory in the store is read back
@@ -264,7 +266,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument(
         "--split",
-        choices=["dev", "test", "fresh", "fresh2", "fresh3", "fresh4", "all"],
+        choices=["dev", "test", "fresh", "fresh2", "fresh3", "fresh4", "fresh5", "all"],
         default="dev",
         help="conversations to build",
     )
