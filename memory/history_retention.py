@@ -8,8 +8,9 @@
   episodes first, until the user is under the cap (a user's history can still exceed it when every
   episode is already one summary).
 - ``lru`` and ``relevance``: the events :func:`memory.eviction.to_evict` picks are archived. Relevance is
-  measured against the user's recent queries: the vectors of their last ``relevance_window`` user
-  turns (what they have been asking lately).
+  measured against the user's recent queries (the vectors of their last ``relevance_window`` user
+  turns: what they have been asking lately), plus the salience prior ``relevance_user_bonus`` and
+  ``relevance_disclosure`` weigh (see :mod:`memory.eviction`).
 
 Every change is one audited event (``consolidate`` per episode, ``evict`` per run) under the history's
 audit id; a dry run decides and writes nothing.
@@ -26,7 +27,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from memory.audit import EventKind
 from memory.config import Eviction
 from memory.episodic import History, history_id
-from memory.eviction import to_evict
+from memory.eviction import Salience, to_evict
 from memory.history import EventKind as HistoryKind
 from memory.history import HistoryEvent, Speaker, event_id
 
@@ -124,7 +125,8 @@ def apply_cap(history: History, user_id: str, now: datetime, dry_run: bool = Fal
         vectors = history.store.vectors(user_id, ids) if policy is Eviction.RELEVANCE else None
         asked = [e.id for e in events if e.speaker is Speaker.USER][-cfg.relevance_window :]
         queries = [vectors[i] for i in asked if i in vectors] if vectors else []
-        chosen = to_evict(events, cap, policy, vectors, queries)
+        weights = Salience(cfg.relevance_user_bonus, cfg.relevance_disclosure)
+        chosen = to_evict(events, cap, policy, vectors, queries, cfg.relevance_aggregate, weights)
         report = CapReport(
             user_id=user_id,
             policy=policy,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 from datetime import timedelta
 from pathlib import Path
 
@@ -10,7 +11,7 @@ import pytest
 
 from memory.config import Eviction, HistoryConfig
 from memory.engine import MemoryEngine
-from memory.eviction import relevance, to_evict
+from memory.eviction import Salience, disclosure, relevance, salience, to_evict
 from memory.history import EventKind, EventStatus, HistoryEvent, Speaker
 from memory.history_retention import apply_cap, summary_text
 from memory.ingest import read_history
@@ -54,6 +55,35 @@ def test_each_policy_removes_what_it_should() -> None:
     assert to_evict(events, 2, Eviction.RELEVANCE, vectors, [[1.0, 0.0]]) == ["e1", "e2"]
     # an event without a vector counts as irrelevant; ties go to the older event
     assert to_evict(events, 3, Eviction.RELEVANCE, {"e0": [1.0, 0.0]}, [[1.0, 0.0]]) == ["e1"]
+
+
+def test_salience_counts_first_person_words_and_quantities() -> None:
+    # I, my, 25 / My, two; "mine" in "minerals" and "me" in "meal" are not words of their own
+    assert disclosure("I've added 25 new postcards to my collection") == 3
+    assert disclosure("My two dogs like minerals in their meal") == 2
+    assert disclosure("Paris is the capital of France.") == 0
+    user = _event(0).model_copy(update={"text": "I ran 5 km"})  # 2 -> log(3)
+    reply = _event(1, speaker=Speaker.ASSISTANT).model_copy(update={"text": "I ran 5 km"})
+    weights = Salience(user_bonus=1.0, disclosure=0.5)
+    assert salience(user, weights) == pytest.approx(1.0 + 0.5 * math.log(3))
+    assert salience(reply, weights) == pytest.approx(0.5 * math.log(3))
+    assert salience(user, Salience()) == 0.0
+
+
+def test_relevance_with_salience_keeps_what_the_user_said_about_themselves() -> None:
+    events = [
+        _event(0).model_copy(update={"text": "I moved my 3 bikes to the garage"}),
+        _event(1, speaker=Speaker.ASSISTANT).model_copy(update={"text": "Here is a poem about the sea."}),
+        _event(2).model_copy(update={"text": "write a poem about the sea"}),
+    ]
+    vectors = {"e0": [0.0, 1.0], "e1": [1.0, 0.0], "e2": [0.8, 0.6]}
+    recent = [[1.0, 0.0]]  # the user's recent queries are about poems
+    # the seed's policy: relevance alone (e0 0.0, e2 0.8, e1 1.0) evicts the bikes first
+    assert to_evict(events, 2, Eviction.RELEVANCE, vectors, recent) == ["e0"]
+    # with the prior: e0 0 + 1 + 0.2 log 4 = 1.28; e1 1.0 + 0 = 1.0; e2 0.8 + 1 = 1.8: the reply goes
+    weights = Salience(user_bonus=1.0, disclosure=0.2)
+    assert to_evict(events, 2, Eviction.RELEVANCE, vectors, recent, weights=weights) == ["e1"]
+    assert to_evict(events, 1, Eviction.RELEVANCE, vectors, recent, weights=weights) == ["e1", "e0"]
 
 
 def test_a_summary_keeps_the_first_sentence_of_each_turn_users_first() -> None:
@@ -116,3 +146,15 @@ def test_a_cap_with_lru_eviction_archives_the_least_recently_used(engine: Memory
     assert first.id not in cap.archived and store.count("ann") == 6
     assert engine.audit.history("history:ann")[-1].detail["policy"] == "lru"
     assert apply_cap(engine.episodes, "ann", NOW) is None  # under the cap now
+
+
+def test_a_cap_with_relevance_eviction_archives_the_replies_first(engine: MemoryEngine, tmp_path: Path) -> None:
+    engine.history_config = HistoryConfig(max_events=4, eviction=Eviction.RELEVANCE)
+    engine.episodes.ingest("ann", read_history(_history(tmp_path)), NOW)
+    cap = apply_cap(engine.episodes, "ann", NOW)
+    assert cap is not None and (cap.before, cap.after) == (8, 4)
+    store = engine.episodes.store
+    # what the user said about their garden stays; the assistant's replies are archived
+    assert {e.speaker for e in store.events("ann")} == {Speaker.USER}
+    assert {e.speaker for e in store.get(cap.archived).values()} == {Speaker.ASSISTANT}
+    assert engine.audit.history("history:ann")[-1].detail["policy"] == "relevance"
