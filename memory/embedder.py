@@ -80,10 +80,10 @@ def _no_preprocessing_advice(record: logging.LogRecord) -> bool:
 
 
 def _int8_or_float(source: Path, cache: Path) -> Path:
-    """The int8 model, or ``source`` itself (with a warning) when the cache folder cannot hold it."""
+    """The int8 model, or ``source`` itself (with a warning) when it cannot be built here."""
     try:
         return _quantized_model_path(source, cache)
-    except OSError as exc:
+    except (OSError, ImportError) as exc:  # an unwritable folder; onnx or ml_dtypes missing
         log.warning("cannot build the int8 MiniLM in %s (%s): using the float32 model", cache, exc)
         return source
 
