@@ -14,11 +14,14 @@ from pydantic import BaseModel
 from memory.wording import CHUNK, positive_text, stems
 
 _OPTION = re.compile(r"(?<![A-Za-z])\(?([A-Ea-e])\)\s+(.+?)(?=\s+\(?[A-Ea-e]\)\s|$)")
+_SENTENCE = re.compile(r"(?<=[.!?])\s+")
 _LETTER_REFS = (
     re.compile(r"(?<![A-Za-z])\(?([A-Ea-e])\)"),
     re.compile(r"\b(?:[Aa]nswer|[Oo]ption|[Cc]hoice)\s*(?:is|:|-|=)?\s*\(?([A-E])\b(?![a-z'])"),
     re.compile(r"\b(?:[Ii]t'?s|[Ii]t is|[Pp]ick|[Cc]hoose|[Gg]o with)\s+\(?([A-E])\b(?![a-z'])"),
     re.compile(r"^\s*(?:[Nn]o|[Yy]es)?[,.!\s]*\(?([A-E])\)?\s*[.!]?\s*$"),
+    # a clause that opens with the letter and calls it right: "C is correct", "B is the one"
+    re.compile(r"^\s*\(?([A-E])\)?\s+is\s+(?:the\s+)?(?:correct|right|true|answer|one)\b"),
 )
 
 
@@ -94,11 +97,14 @@ class Answers(BaseModel):
 def answers(source_said: Sequence[str], model_rejected: Sequence[str], options: dict[str, str]) -> Answers:
     """The option the source accepted, and the options the chatbot chose that the source did not accept.
 
-    Accepted: the letters the source named positively; without a letter, the options it named
-    positively that the chatbot had not chosen (a source that mentions the chatbot's pick is
-    explaining why it is wrong, or agreeing with part of the reasoning).
+    Accepted: the letters the source named positively; else the one option a statement's first sentence
+    names positively while it negates the chatbot's lettered pick ("Pemphigus, not bullous pemphigoid.",
+    "Not hyaline, hyperplastic."): the rest of such a turn often explains both; else the options the
+    source named positively that the chatbot had not mentioned (a source that mentions the chatbot's
+    options is explaining why they are wrong, or agreeing with part of the reasoning).
     """
     chosen = {letter for said in model_rejected for letter in named_options(said, options)}
+    picked = {letter for said in model_rejected for letter in letters_named(said)} & set(options)
     by_letter: set[str] = set()
     by_words: set[str] = set()
     for said in source_said:
@@ -106,13 +112,23 @@ def answers(source_said: Sequence[str], model_rejected: Sequence[str], options: 
         lettered = {letter for letter in letters_named(said) if letter in positive}
         by_letter |= lettered
         by_words |= positive - lettered
-    accepted = by_letter or (by_words - chosen)
-    negated = {
+    said_against = {
         letter
         for said in source_said
         for letter in named_options(said, options) - named_options(said, options, positive_only=True)
-    } - accepted
+    }
+    opening = set().union(*(_opening_pick(said, options, picked) for said in source_said))
+    accepted = by_letter or opening or (by_words - chosen)
+    negated = said_against - accepted
     return Answers(accepted=accepted, rejected=(chosen | negated) - accepted)
+
+
+def _opening_pick(said: str, options: dict[str, str], picked: set[str]) -> set[str]:
+    """The option a statement opens with as the answer, when its first sentence also negates ``picked``."""
+    first = _SENTENCE.split(said.strip(), maxsplit=1)[0]
+    positive = named_options(first, options, positive_only=True)
+    against = named_options(first, options) - positive
+    return positive if len(positive) == 1 and picked & against else set()
 
 
 def unletter(text: str, options: dict[str, str]) -> str:
