@@ -227,8 +227,8 @@ def test_data_size_styles_and_splits(conversations: list[dict[str, Any]]) -> Non
     # 001-020 were written as the dev split; 021 and 023 moved there after their results were read while
     # the truth gate was being tuned (a number is never reported on the data it was tuned on)
     assert dev == [f"truth-{n:03d}" for n in range(1, 21)] + ["truth-021", "truth-023"]
-    assert {c["split"] for c in conversations} == {"dev", "test", "fresh", "fresh2", "fresh3", "fresh4", "fresh5"}
-    for split in ("dev", "test", "fresh", "fresh2", "fresh3", "fresh4", "fresh5"):
+    assert {c["split"] for c in conversations} == {"dev", "test", "fresh", "fresh2", "fresh3", "fresh4", "fresh5", "fresh6"}
+    for split in ("dev", "test", "fresh", "fresh2", "fresh3", "fresh4", "fresh5", "fresh6"):
         assert {c["style"] for c in conversations if c["split"] == split} == STYLES, split
     # fresh (073-107) and fresh2 (108-142) were each written after a round of gate changes, unseen by it
     assert [c["id"] for c in conversations if c["split"] == "fresh2"] == [f"truth-{n:03d}" for n in range(108, 143)]
@@ -236,8 +236,10 @@ def test_data_size_styles_and_splits(conversations: list[dict[str, Any]]) -> Non
     assert [c["id"] for c in conversations if c["split"] == "fresh3"] == [f"truth-{n:03d}" for n in range(143, 178)]
     # fresh4 (178-212) was written after the session-7 gate change and has not been used to tune anything
     assert [c["id"] for c in conversations if c["split"] == "fresh4"] == [f"truth-{n:03d}" for n in range(178, 213)]
-    # fresh5 (213-247) was written after the session-7 rejected-answer-copy rule and has not been used to tune anything
+    # fresh5 (213-247) was written after the session-7 rejected-answer-copy rule and used once
     assert [c["id"] for c in conversations if c["split"] == "fresh5"] == [f"truth-{n:03d}" for n in range(213, 248)]
+    # fresh6 (248-282) was written after the session-8 letter-verdict rules and has not been used to tune anything
+    assert [c["id"] for c in conversations if c["split"] == "fresh6"] == [f"truth-{n:03d}" for n in range(248, 283)]
 
 
 def test_every_row_is_well_formed(conversations: list[dict[str, Any]]) -> None:
