@@ -40,6 +40,7 @@ from memory.option_gate import (
     option_check,
     rejected_answer_copy,
     rejected_echo,
+    says_nothing_new,
 )
 from memory.options import answers, named_options, parse_options, question_stem, unletter
 from memory.wording import (
@@ -158,6 +159,17 @@ def _empty_or_copied(text: str, memory_type: MemoryType, evidence: Evidence) -> 
     return None
 
 
+def _useless(text: str, memory_type: MemoryType, evidence: Evidence) -> GateVerdict | None:
+    """A true memory that tells a later reader nothing: an answer without its question, or only the question."""
+    if memory_type is MemoryType.RESIDUAL and answer_without_topic(text, evidence):
+        detail = "names the answer but not what it answers: useless to anyone else"
+        return GateVerdict(ok=False, reason=GateReason.NO_TOPIC, detail=detail)
+    if memory_type is not MemoryType.USER_QUESTION and says_nothing_new(text, evidence):
+        detail = "adds nothing to the question: useless to anyone else"
+        return GateVerdict(ok=False, reason=GateReason.NO_TOPIC, detail=detail)
+    return None
+
+
 def check(text: str, memory_type: MemoryType, evidence: Evidence, *, mistake: bool = False) -> GateVerdict:
     """Whether ``text`` may be stored as a memory of ``memory_type`` learnt from ``evidence``.
 
@@ -193,12 +205,9 @@ def check(text: str, memory_type: MemoryType, evidence: Evidence, *, mistake: bo
         )
         if verdict is not None:
             return verdict
-    if memory_type is MemoryType.RESIDUAL and answer_without_topic(text, evidence):
-        return GateVerdict(
-            ok=False,
-            reason=GateReason.NO_TOPIC,
-            detail="names the answer but not what it answers: useless to anyone else",
-        )
+    useless = _useless(text, memory_type, evidence)
+    if useless is not None:
+        return useless
     if memory_type is not MemoryType.USER_QUESTION:
         own = stemset(source) | stemset([evidence.question])
         rejected = stemset(evidence.model_rejected)

@@ -12,7 +12,7 @@ from collections.abc import Sequence
 
 from memory.gate_terms import UNSAID_SHARE, Evidence, GateReason, GateVerdict, support_sentences
 from memory.options import answers, named_options, parse_options, question_stem
-from memory.wording import CHUNK, NEGATION, clauses, stems, stemset
+from memory.wording import CHUNK, NEGATION, clauses, normal, stems, stemset
 
 # a clause of a memory whose claim (its words beyond the question's stem) one rejected chatbot clause
 # covers this much of, and no source clause within this margin of it, is the chatbot's rejected reasoning
@@ -29,6 +29,22 @@ def answer_without_topic(text: str, evidence: Evidence) -> bool:
         return False
     option_words = stemset(options.values())
     return len([w for w in set(stems(text)) if w not in option_words]) < 2
+
+
+def says_nothing_new(text: str, evidence: Evidence) -> bool:
+    """A memory that names no option and adds under two content words to the question's own.
+
+    "On sleep apnea syndrome: the expert corrected the assistant's mistake by providing the correct
+    answer" is about the conversation and true, and tells a later reader nothing.
+    """
+    options = parse_options(evidence.question)
+    if options and named_options(text, options, positive_only=True):
+        return False
+    flat = f" {normal(text)} "
+    if any(f" {normal(option)} " in flat for option in options.values() if normal(option)):
+        return False  # an option too short for stems ("II") or split by its own commas
+    asked = set(stems(question_stem(evidence.question)))
+    return len([w for w in set(stems(text)) if w not in asked]) < 2
 
 
 def rejected_answer_copy(text: str, evidence: Evidence) -> str | None:

@@ -22,6 +22,10 @@ _LETTER_REFS = (
     re.compile(r"^\s*(?:[Nn]o|[Yy]es)?[,.!\s]*\(?([A-E])\)?\s*[.!]?\s*$"),
     # a clause that opens with the letter and calls it right: "C is correct", "B is the one"
     re.compile(r"^\s*\(?([A-E])\)?\s+is\s+(?:the\s+)?(?:correct|right|true|answer|one)\b"),
+    # a letter that ends a clause after "the right one is", "it should be": "the right one is A."
+    re.compile(
+        r"\b(?:(?:right|correct|true)\s+(?:one|option|answer|choice)\s+is|should\s+be)\s+\(?([A-E])\)?(?=\s*(?:[.!,;:]|$))"
+    ),
 )
 
 

@@ -227,8 +227,9 @@ def test_data_size_styles_and_splits(conversations: list[dict[str, Any]]) -> Non
     # 001-020 were written as the dev split; 021 and 023 moved there after their results were read while
     # the truth gate was being tuned (a number is never reported on the data it was tuned on)
     assert dev == [f"truth-{n:03d}" for n in range(1, 21)] + ["truth-021", "truth-023"]
-    assert {c["split"] for c in conversations} == {"dev", "test", "fresh", "fresh2", "fresh3", "fresh4", "fresh5", "fresh6"}
-    for split in ("dev", "test", "fresh", "fresh2", "fresh3", "fresh4", "fresh5", "fresh6"):
+    splits = ("dev", "test", "fresh", "fresh2", "fresh3", "fresh4", "fresh5", "fresh6")
+    assert {c["split"] for c in conversations} == set(splits)
+    for split in splits:
         assert {c["style"] for c in conversations if c["split"] == split} == STYLES, split
     # fresh (073-107) and fresh2 (108-142) were each written after a round of gate changes, unseen by it
     assert [c["id"] for c in conversations if c["split"] == "fresh2"] == [f"truth-{n:03d}" for n in range(108, 143)]

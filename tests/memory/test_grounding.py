@@ -344,8 +344,11 @@ def test_a_rejected_option_the_expert_agreed_with_in_part_is_the_expert_s() -> N
         (["That's not it. C is correct."], ("C", "zeta")),
         (["Nope, A."], ("A", "xylose")),
         (["D. Not C."], ("D", "ox")),
+        (["Wrong option; the right one is A."], ("A", "xylose")),
+        (["It should be B."], ("B", "yam")),
         # a letter inside a sentence is not a verdict: "Vitamin A is the one ..." names no option by letter
         (["Vitamin A is the one that matters here."], None),
+        (["It should be A patient with anaemia."], None),
     ],
 )
 def test_letter_only_verdicts_in_their_usual_forms(said: list[str], accepted: tuple[str, str] | None) -> None:
@@ -371,3 +374,25 @@ def test_an_opening_y_not_x_names_the_answer_even_when_the_rest_explains_both() 
     # an opening that does not negate the chatbot's pick is not read as a verdict
     opening = "Actinomycosis grows slowly. " + explained
     assert accepted_option(facts.model_copy(update={"source_said": [opening]})) is None
+
+
+def test_a_memory_that_adds_nothing_to_the_question_is_refused() -> None:
+    question = "In sleep apnea syndrome, the AHI for mild sleep apnea is: A) >5 B) >15 C) >10 D) >30"
+    facts = Evidence(
+        question=question,
+        source_said=["Wrong option; the right one is A. Mild apnoea starts at five events an hour."],
+        model_said=["Mild sleep apnoea begins at B) >15 events an hour.", "Thank you, the answer is A) >5."],
+        model_rejected=["Mild sleep apnoea begins at B) >15 events an hour."],
+    )
+    empty = "On sleep apnea syndrome: the expert corrected the mistake by providing the correct answer."
+    verdict = check(empty, L, facts)
+    assert not verdict.ok and verdict.reason is GateReason.NO_TOPIC
+    assert not check("Mild sleep apnea is defined by the AHI.", R, facts).ok
+    # naming the accepted option is content, even an option too short for word stems
+    assert check("For mild sleep apnea syndrome, the accepted answer is >5.", L, facts).ok
+    roman = Evidence(
+        question="Vitamin K dependent factor is: A) II B) III C) IV D) VI",
+        source_said=["No, the answer is A) II: prothrombin needs vitamin K."],
+        model_rejected=["C) IV"],
+    )
+    assert check("For the question 'Vitamin K dependent factor is', the answer is II.", R, roman).ok
