@@ -129,3 +129,11 @@ def quote_line(text: str) -> str:
 
 
 quote = _quote
+
+
+def unquote(text: str) -> str:
+    """Undo :func:`quote` in a model's reply: the brackets it copies from quoted data are the speaker's own.
+
+    Without it a memory says "the answer is >5 ›5": the option letter spelt out beside the quoted text.
+    """
+    return text.replace("‹", "<").replace("›", ">")

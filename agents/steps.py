@@ -11,7 +11,7 @@ from __future__ import annotations
 from autogen_core.models import ChatCompletionClient
 
 from agents.building import BuildAction, BuildState, Candidate, Outcome, Step
-from agents.checks import FactChecker, LLMJudge, quote, quote_line
+from agents.checks import FactChecker, LLMJudge, quote, quote_line, unquote
 from agents.reviewers import ReviewAction, ReviewDecision, Reviewer, ReviewItem, safe_review
 from agents.schemas import Extraction, ResidualExtraction, ResponseExtraction
 from agents.structured import call_structured, system, user
@@ -61,12 +61,11 @@ def extractor_step(client: ChatCompletionClient, memory_type: MemoryType) -> Ste
             state.errors.append(f"{name}: rejected after {outcome.attempts} attempt(s): {outcome.error}")
             return f"0 {memory_type.value} memories (rejected: {outcome.error})"
         seen = {c.text.lower() for c in state.candidates}
-        fresh = [m for m in outcome.value.to_memories() if m.text.lower() not in seen]
+        fresh = [m for m in outcome.value.to_memories() if unquote(m.text).lower() not in seen]
         for memory in fresh:
             category = Category(memory.category.value)
-            state.candidates.append(
-                Candidate(type=memory_type, text=memory.text, category=category, mistake=not memory.grounded)
-            )
+            text, mistake = unquote(memory.text), not memory.grounded
+            state.candidates.append(Candidate(type=memory_type, text=text, category=category, mistake=mistake))
         return f"{len(fresh)} {memory_type.value} memories"
 
     return step

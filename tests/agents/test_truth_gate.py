@@ -142,3 +142,25 @@ async def test_the_gate_asks_the_knowledge_base_and_the_fact_check_gets_the_pass
     # the passages went to the fact check as evidence
     sent = "\n".join(str(m.content) for m in client.create_calls[-1]["messages"])
     assert "Reference passages from the knowledge base" in sent and "[iris.md, The iris]" in sent
+
+
+async def test_brackets_the_prompt_quoted_come_back_as_the_expert_wrote_them(engine: MemoryEngine) -> None:
+    question = "In sleep apnea syndrome, the AHI for mild sleep apnea is: A) >5 B) >15 C) >10 D) >30"
+    turns = [
+        Turn(role="sme", content=question),
+        Turn(role="assistant", content="Mild sleep apnoea begins at B) >15 events an hour."),
+        Turn(role="sme", content="No, it's A. Mild sleep apnea starts at an AHI above 5 events an hour."),
+        Turn(role="assistant", content="Thank you, the answer is A) >5."),
+    ]
+    replies = [
+        # the transcript reached the model with its brackets quoted (">" as "›"), and the model copied them
+        _residual("Mild sleep apnea starts at an AHI ›5 events an hour."),
+        _memories("The user asks for the AHI of mild sleep apnea."),
+        _response("mild sleep apnea", "A) ›5"),
+        _checks(1.0, 1.0, 1.0),
+    ]
+    state = BuildState(turns, "sme-1", source=Source.SME, domain="medicine")
+    await build_memories(engine, ReplayChatCompletionClient(replies), state)
+    texts = {r.text for r in engine.list()}
+    assert "For mild sleep apnea, the accepted answer is >5." in texts
+    assert not any("›" in t for t in texts)
