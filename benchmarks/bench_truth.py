@@ -19,7 +19,9 @@ Truth-178..truth-212 are the ``fresh4`` split, written after the session-7 gate 
 tune anything.
 Truth-213..truth-247 are the ``fresh5`` split, written after the session-7 rejected-answer-copy rule and
 used once (then read while writing the session-8 rules). Truth-248..truth-282 are the ``fresh6`` split,
-written after the session-8 letter-verdict and opening "Y, not X" rules and never used to tune anything.
+written after the session-8 letter-verdict and opening "Y, not X" rules and used once (then read while
+writing the says-nothing rule). Truth-283..truth-317 are the ``fresh7`` split, written after that rule and
+never used to tune anything.
 
 Each conversation is built with ``agents.team.build_memories`` (SME source, domain medicine) into a
 FRESH temporary store, with the real model loaded once. Then every memory in the store is read back
@@ -267,7 +269,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument(
         "--split",
-        choices=["dev", "test", "fresh", "fresh2", "fresh3", "fresh4", "fresh5", "fresh6", "all"],
+        choices=["dev", "test", "fresh", "fresh2", "fresh3", "fresh4", "fresh5", "fresh6", "fresh7", "all"],
         default="dev",
         help="conversations to build",
     )
