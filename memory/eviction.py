@@ -3,7 +3,7 @@
 The memory-augmented architecture of seed 004 keeps memory slots under a budget with one of two
 policies: LRU eviction drops the slot whose last access is oldest; relevance-based pruning gives each
 slot the highest cosine similarity it has with any of the last ``W`` queries and drops the least
-relevant. ``aggregate="mean"`` averages over the window instead (the smoother variant the issue names).
+relevant. ``aggregate="mean"`` averages over the window instead (smoother; mark's default).
 
 Similarity to recent queries alone keeps what the user talked about lately, which in a long history is
 rarely what they will ask about later (on LongMemEval it kept under half the evidence at a quarter of the
