@@ -177,14 +177,10 @@ class OnnxMiniLM:
     def quantized(self, cache: Path) -> OnnxMiniLM:
         """The model with int8 arithmetic: its own session, built into ``cache`` and loaded on first use.
 
-        Without ``onnx`` (which ``onnxruntime.quantization`` needs) this model itself is returned, with a
+        Nothing is imported or built until the first text is embedded; where the int8 model cannot be
+        built (``onnx`` or ``ml-dtypes`` missing, an unwritable folder) the float32 file is used, with a
         warning: slower, never wrong.
         """
-        try:
-            import onnx  # noqa: F401
-        except ImportError:
-            log.warning("onnx is not installed: history events are embedded in float32 (slower)")
-            return self
         view = object.__new__(OnnxMiniLM)
         view.__dict__.update(self.__dict__)
         view.name = f"{self.name}-dq8"
