@@ -61,6 +61,11 @@ class Evidence(BaseModel):
     example: str = ""  # the prompt's worked example: copies of it are not memories
 
     @property
+    def model_final(self) -> list[str]:
+        """The chatbot's turns after the source's last word (its acknowledgement of a correction)."""
+        return self.model_said[len(self.model_rejected) :]
+
+    @property
     def has_source_statement(self) -> bool:
         """True when the source said anything after the opening question."""
         return any(s.strip() for s in self.source_said)

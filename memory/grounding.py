@@ -24,7 +24,10 @@ tropicamide demo and dev-split conversations of ``benchmarks/data/truth_conversa
 (truth-001, -002, -021, -023); the test split reports them. The rejected-reasoning rule was written
 from fresh3's truth-148 and measured on fresh4; the rejected-answer-copy rule was then written from
 fresh4's truth-191, -197 and -205, so fresh3 and fresh4 are tuning data now and the copy rule waits for
-an unseen split. The evidence and the verdict are in :mod:`memory.gate_terms`.
+an unseen split. Option words compared whole (not cut to five letters), a bracketed aside as another name
+for an option, the chatbot's closing pick among the options the expert spoke for, and the bare-stance rule
+were written in session 9 from the fresh3-fresh7 conversations (truth-144, -172, -190, -197, -296, -311) and
+are measured on fresh8. The evidence and the verdict are in :mod:`memory.gate_terms`.
 """
 
 from __future__ import annotations
@@ -71,8 +74,11 @@ __all__ = [
 NEGATED_SUPPORT = 0.5  # a negated source sentence must cover this share of the memory to contradict it
 SELF_DENIAL = 2  # stems a memory asserts in one chunk and negates in another, as the source negated them
 MODEL_WORDS = 2  # chatbot-only words that make a memory a repeat of the rejected answer
+# a user-question memory with no content word but these is a bare stance ("the user disagrees")
+_STANCE = frozenset(stems("agree disagree accept reject correct incorrect wrong right confirm object dispute doubt"))
 
 _ASKING = re.compile(r"\b(?:ask|asks|asked|asking|question|questions|wonders|wondered|wants to know)\b", re.I)
+_REPORT = re.compile(r"\b(?:user|expert|sme)\b", re.IGNORECASE)  # a memory that reports what someone said
 _MISTAKE = re.compile(r"\b(?:avoid|mistake|wrong|incorrect|not)\b", re.IGNORECASE)
 
 
@@ -167,6 +173,12 @@ def _useless(text: str, memory_type: MemoryType, evidence: Evidence) -> GateVerd
     if memory_type is not MemoryType.USER_QUESTION and says_nothing_new(text, evidence):
         detail = "adds nothing to the question: useless to anyone else"
         return GateVerdict(ok=False, reason=GateReason.NO_TOPIC, detail=detail)
+    stance = _REPORT.search(text) and not _ASKING.search(text) and set(stems(text)) <= _STANCE
+    if memory_type is MemoryType.USER_QUESTION and stance:
+        # "The user disagrees with the expert's answer": which answer, about what? (the case the user
+        # described is worth keeping, even in the question's words; a stance with no content is not)
+        detail = "a stance with nothing it is about: useless later"
+        return GateVerdict(ok=False, reason=GateReason.NO_TOPIC, detail=detail)
     return None
 
 
@@ -256,7 +268,11 @@ def expert_fact_as_user_memory() -> GateVerdict:
 def _mistake_check(text: str, evidence: Evidence) -> GateVerdict:
     """A mistake to avoid may name the rejected answer, never the answer the source accepted."""
     options = parse_options(evidence.question)
-    accepted = answers(evidence.source_said, evidence.model_rejected, options).accepted if options else set()
+    accepted = (
+        answers(evidence.source_said, evidence.model_rejected, options, evidence.model_final).accepted
+        if options
+        else set()
+    )
     named = named_options(text, options) & accepted
     if named:
         letter = sorted(named)[0]

@@ -11,8 +11,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from memory.gate_terms import UNSAID_SHARE, Evidence, GateReason, GateVerdict, support_sentences
-from memory.options import answers, named_options, parse_options, question_stem
-from memory.wording import CHUNK, NEGATION, clauses, normal, stems, stemset
+from memory.options import answers, named_options, parse_options, part_of, question_stem
+from memory.wording import CHUNK, NEGATION, clauses, normal, stems, stemset, words
 
 # a clause of a memory whose claim (its words beyond the question's stem) one rejected chatbot clause
 # covers this much of, and no source clause within this margin of it, is the chatbot's rejected reasoning
@@ -59,7 +59,7 @@ def rejected_answer_copy(text: str, evidence: Evidence) -> str | None:
     options = parse_options(evidence.question)
     if not options or not evidence.model_rejected:
         return None
-    rejected = answers(evidence.source_said, evidence.model_rejected, options).rejected
+    rejected = answers(evidence.source_said, evidence.model_rejected, options, evidence.model_final).rejected
     if not rejected:
         return None
     pitched = [
@@ -90,7 +90,11 @@ def rejected_echo(text: str, evidence: Evidence, source: Sequence[str]) -> str |
     if not evidence.model_rejected:
         return None
     options = parse_options(evidence.question)
-    accepted = answers(evidence.source_said, evidence.model_rejected, options).accepted if options else set()
+    accepted = (
+        answers(evidence.source_said, evidence.model_rejected, options, evidence.model_final).accepted
+        if options
+        else set()
+    )
     case = set(stems(question_stem(evidence.question))) | stemset(options[a] for a in accepted)
     for clause in clauses(text):
         claim = [w for w in dict.fromkeys(stems(clause)) if w not in case]
@@ -116,7 +120,7 @@ def option_check(text: str, evidence: Evidence, source: Sequence[str]) -> GateVe
     options = parse_options(evidence.question)
     if not options:
         return None
-    known = answers(evidence.source_said, evidence.model_rejected, options)
+    known = answers(evidence.source_said, evidence.model_rejected, options, evidence.model_final)
     source_clauses = [c for s in source for c in clauses(s)]
     # in a negative question ("... does NOT provide:") "X does not ..." asserts X as the answer
     negative_question = bool(NEGATION.search(question_stem(evidence.question)))
@@ -126,8 +130,7 @@ def option_check(text: str, evidence: Evidence, source: Sequence[str]) -> GateVe
             if whole is not None:  # part of an accepted option of several parts
                 if whole:
                     continue
-                inside = set(stems(options[letter]))
-                wider = next(a for a in sorted(known.accepted) if inside < set(stems(options[a])))
+                wider = next(a for a in sorted(known.accepted) if part_of(options[letter], options[a]))
                 return GateVerdict(
                     ok=False,
                     reason=GateReason.OTHER_OPTION,
@@ -168,23 +171,22 @@ def _within_accepted(letter: str, text: str, options: dict[str, str], accepted: 
     alone names another option. An option that differs only by a number is another quantity, not a part
     ("1 ml in 1:1000" is not part of "0.5 ml in 1:1000").
     """
-    mine = set(stems(options[letter]))
     wider = [
         a
         for a in accepted
-        if mine < set(stems(options[a])) and not all(w[0].isdigit() for w in set(stems(options[a])) - mine)
+        if part_of(options[letter], options[a])
+        and not all(w[0].isdigit() for w in set(words(options[a])) - set(words(options[letter])))
     ]
     if not wider:
         return None
-    said = set(stems(text))
-    return any(set(stems(options[a])) <= said for a in wider)
+    return any(named_options(text, {a: options[a]}) for a in wider)
 
 
 def accepted_option(evidence: Evidence) -> tuple[str, str] | None:
     """The option the source accepted (letter, text), when exactly one is clear."""
     options = parse_options(evidence.question)
-    accepted = answers(evidence.source_said, evidence.model_rejected, options).accepted if options else set()
-    if len(accepted) != 1:
+    known = answers(evidence.source_said, evidence.model_rejected, options, evidence.model_final) if options else None
+    if known is None or len(known.accepted) != 1:
         return None
-    letter = next(iter(accepted))
+    letter = next(iter(known.accepted))
     return letter, options[letter]

@@ -6,14 +6,17 @@ roles): ``answers`` takes the expert's statements and the chatbot's replies sepa
 
 from __future__ import annotations
 
+import difflib
+import functools
 import re
 from collections.abc import Sequence
 
 from pydantic import BaseModel
 
-from memory.wording import CHUNK, positive_text, stems
+from memory.wording import CHUNK, positive_text, words
 
 _OPTION = re.compile(r"(?<![A-Za-z])\(?([A-Ea-e])\)\s+(.+?)(?=\s+\(?[A-Ea-e]\)\s|$)")
+_ASIDE = re.compile(r"\(([^()]*)\)")
 _SENTENCE = re.compile(r"(?<=[.!?])\s+")
 _LETTER_REFS = (
     re.compile(r"(?<![A-Za-z])\(?([A-Ea-e])\)"),
@@ -48,12 +51,72 @@ def letters_named(text: str) -> set[str]:
     return {m.group(1).upper() for pattern in _LETTER_REFS for m in pattern.finditer(text)}
 
 
+# two words are one when they share their first PREFIX letters and the shorter has at most SLACK more:
+# "phosphorylated" is "phosphorylase", "arthrography" is not "arthroscopy" (cut to five letters, both were
+# "arthr"), "glycogen" is in "glycogenolysis"; or when, spelt the American way, they share their first
+# STEM letters and differ by little more than a spelling ("papilloedema" and "papilledema",
+# "arteriolosclerosis" and "arteriosclerosis"), while "hypothyroidism" is not "hyperthyroidism" nor
+# "estriol" "estradiol"; numbers must be equal
+PREFIX, SLACK = 5, 3
+STEM, SPELLING = 6, 0.9
+_BRITISH = re.compile(r"(?<=[a-z])[ao]e|^oe")
+
+
+@functools.lru_cache(maxsize=65536)
+def alike(a: str, b: str) -> bool:
+    """Whether two words (of :func:`memory.wording.words`) are one word for naming options."""
+    if a == b:
+        return True
+    if a[0].isdigit() or b[0].isdigit():
+        return False
+    a, b = _BRITISH.sub("e", a), _BRITISH.sub("e", b)
+    shared = next((i for i, (x, y) in enumerate(zip(a, b, strict=False)) if x != y), min(len(a), len(b)))
+    if shared >= PREFIX and shared >= min(len(a), len(b)) - SLACK:
+        return True
+    return shared >= STEM and difflib.SequenceMatcher(None, a, b).ratio() >= SPELLING
+
+
+def _found(mine: set[str], said: set[str]) -> set[str]:
+    """The words of ``mine`` that ``said`` has (as :func:`alike` words)."""
+    return {w for w in mine if w in said or any(alike(w, s) for s in said)}
+
+
+def part_of(inner: str, outer: str) -> bool:
+    """Whether every word of option text ``inner`` is in ``outer``, which has more ("anemia" in "anemia patient")."""
+    mine, theirs = set(words(inner)), set(words(outer))
+    return bool(mine) and _found(mine, theirs) == mine and _found(theirs, mine) != theirs
+
+
 def _distinct(options: dict[str, str]) -> dict[str, set[str]]:
-    """Each option's own stems (those no other option shares)."""
-    own = {letter: set(stems(text)) for letter, text in options.items()}
+    """Each option's own words (those no other option shares)."""
+    own = {letter: set(words(text)) for letter, text in options.items()}
     return {
-        letter: mine - set().union(*(s for other, s in own.items() if other != letter)) for letter, mine in own.items()
+        letter: {w for w in mine if not _found({w}, set().union(*(s for o, s in own.items() if o != letter)))}
+        for letter, mine in own.items()
     }
+
+
+def _forms(option: str) -> list[set[str]]:
+    """The word sets an option is named by: its words, or those outside a bracketed aside or the aside's.
+
+    "One way analysis of variance (one way ANOVA)" is named by either; an aside of numbers alone ("(V3)")
+    names nothing by itself.
+    """
+    aside = set(words(" ".join(_ASIDE.findall(option))))
+    outside = set(words(_ASIDE.sub(" ", option)))
+    if outside and any(not w[0].isdigit() for w in aside):
+        return [outside, aside]
+    return [outside | aside]
+
+
+def _names(forms: list[set[str]], own: set[str], said: set[str]) -> bool:
+    """Whether ``said`` names an option: all of one form's words, or all its own words and most of the rest."""
+    for form in (f for f in forms if f):
+        found = _found(form, said)
+        mine = form & own
+        if found == form or (mine and mine <= found and 3 * len(found) >= 2 * len(form)):
+            return True
+    return False
 
 
 def named_options(text: str, options: dict[str, str], positive_only: bool = False) -> set[str]:
@@ -69,25 +132,20 @@ def named_options(text: str, options: dict[str, str], positive_only: bool = Fals
         return set()
     chunks = [positive_text(c) for c in CHUNK.split(text) if c.strip()] if positive_only else [text]
     own = _distinct(options)
-    full = {letter: set(stems(text)) for letter, text in options.items()}
+    forms = {letter: _forms(text) for letter, text in options.items()}
     named: set[str] = set()
     for chunk in chunks:
-        words = set(stems(chunk))
-        found = {letter for letter, mine in full.items() if mine and mine <= words}
-        found |= {
-            letter
-            for letter, mine in own.items()
-            if mine and mine <= words and 3 * len(full[letter] & words) >= 2 * len(full[letter])
-        }
-        found -= {a for a in found for b in found if a != b and full[a] < full[b]}
+        said = set(words(chunk))
+        found = {letter for letter in options if _names(forms[letter], own[letter], said)}
+        found -= {a for a in found for b in found if a != b and part_of(options[a], options[b])}
         named |= found | (letters_named(chunk) & set(options))
     if positive_only and len(chunks) > 1:
         # an option of several parts may be named across chunks ("you need sodium fluoride, ... with
         # potassium oxalate"): it then wins over the shorter option inside it ("Potassium oxalate")
-        said = set().union(*(set(stems(chunk)) for chunk in chunks))
-        spanning = {letter for letter, mine in full.items() if mine and mine <= said}
-        named -= {a for a in named for b in spanning if a != b and full[a] < full[b]}
-        named |= {b for b in spanning if any(full[a] < full[b] for a in named | spanning if a != b)}
+        said = set().union(*(set(words(chunk)) for chunk in chunks))
+        spanning = {letter for letter in options if any(f and _found(f, said) == f for f in forms[letter])}
+        named -= {a for a in named for b in spanning if a != b and part_of(options[a], options[b])}
+        named |= {b for b in spanning if any(part_of(options[a], options[b]) for a in named | spanning if a != b)}
     return named
 
 
@@ -98,14 +156,23 @@ class Answers(BaseModel):
     rejected: set[str]
 
 
-def answers(source_said: Sequence[str], model_rejected: Sequence[str], options: dict[str, str]) -> Answers:
+def answers(
+    source_said: Sequence[str],
+    model_rejected: Sequence[str],
+    options: dict[str, str],
+    model_final: Sequence[str] = (),
+) -> Answers:
     """The option the source accepted, and the options the chatbot chose that the source did not accept.
 
     Accepted: the letters the source named positively; else the one option a statement's first sentence
     names positively while it negates the chatbot's lettered pick ("Pemphigus, not bullous pemphigoid.",
-    "Not hyaline, hyperplastic."): the rest of such a turn often explains both; else the options the
-    source named positively that the chatbot had not mentioned (a source that mentions the chatbot's
-    options is explaining why they are wrong, or agreeing with part of the reasoning).
+    "Not hyaline, hyperplastic."): the rest of such a turn often explains both; else the one option the
+    chatbot acknowledged by letter after the source's last word ``model_final`` ("Understood, the answer
+    is D) ..."), when the source spoke for it in its own words and never against it, and the chatbot had
+    not picked it before (the acknowledgement only tells which of the options the source explained is the
+    answer); else the options the source named positively that the chatbot had not mentioned (a source
+    that mentions the chatbot's options is explaining why they are wrong, or agreeing with part of the
+    reasoning).
     """
     chosen = {letter for said in model_rejected for letter in named_options(said, options)}
     picked = {letter for said in model_rejected for letter in letters_named(said)} & set(options)
@@ -121,10 +188,32 @@ def answers(source_said: Sequence[str], model_rejected: Sequence[str], options: 
         for said in source_said
         for letter in named_options(said, options) - named_options(said, options, positive_only=True)
     }
+    denied = {  # named inside a negation in one chunk: "not C) carbamazepine", "B is not the answer"
+        letter
+        for said in source_said
+        for chunk in CHUNK.split(said)
+        for letter in named_options(chunk, options) - named_options(chunk, options, positive_only=True)
+    }
     opening = set().union(*(_opening_pick(said, options, picked) for said in source_said))
-    accepted = by_letter or opening or (by_words - chosen)
+    closing = _closing_pick(options, model_final) - picked
+    vouched = {letter for letter in closing if _spoke_for(letter, source_said, options)} - denied
+    unmatched = closing and not closing & (by_words - chosen)  # the chatbot closed on another option
+    accepted = by_letter or opening or vouched or (set() if unmatched else by_words - chosen)
     negated = said_against - accepted
     return Answers(accepted=accepted, rejected=(chosen | negated) - accepted)
+
+
+def _closing_pick(options: dict[str, str], model_final: Sequence[str]) -> set[str]:
+    """The one option the chatbot's closing turns name positively ("Understood, the answer is D) ..."), if one."""
+    named = {letter for said in model_final for letter in named_options(said, options, positive_only=True)}
+    return named if len(named) == 1 else set()
+
+
+def _spoke_for(letter: str, source_said: Sequence[str], options: dict[str, str]) -> bool:
+    """Whether the source said one of the option's own words outside a negation."""
+    positive = {w for said in source_said for c in CHUNK.split(said) for w in words(positive_text(c))}
+    own = _distinct(options)[letter]
+    return bool(own and _found(own, positive))
 
 
 def _opening_pick(said: str, options: dict[str, str], picked: set[str]) -> set[str]:

@@ -70,14 +70,28 @@ def stems(text: str) -> list[str]:
     return out
 
 
-def _stem(word: str) -> str:
+def words(text: str) -> list[str]:
+    """Content words of ``text`` in order, with plural and "-ing"/"-ed" endings cut but not shortened."""
+    out = []
+    for word in _WORD.findall(text.lower()):
+        if word[0].isdigit():
+            out.append(word)
+        elif len(word) > 2 and word not in _STOP:
+            out.append(_unsuffix(word))
+    return out
+
+
+def _unsuffix(word: str) -> str:
     if len(word) > 3 and word.endswith("s") and not word.endswith("ss"):
         word = word[:-1]
     for suffix in ("ing", "ed"):
         if len(word) - len(suffix) >= 3 and word.endswith(suffix):
-            word = word[: -len(suffix)]
-            break
-    return word[:5]
+            return word[: -len(suffix)]
+    return word
+
+
+def _stem(word: str) -> str:
+    return _unsuffix(word)[:5]
 
 
 def normal(text: str) -> str:

@@ -336,46 +336,6 @@ def test_a_rejected_option_the_expert_agreed_with_in_part_is_the_expert_s() -> N
     assert check("HDL carries cholesterol from the tissues back to the liver.", R, facts).ok
 
 
-@pytest.mark.parametrize(
-    ("said", "accepted"),
-    [
-        (["That's not right. B is the one."], ("B", "yam")),
-        (["A is the right one."], ("A", "xylose")),
-        (["That's not it. C is correct."], ("C", "zeta")),
-        (["Nope, A."], ("A", "xylose")),
-        (["D. Not C."], ("D", "ox")),
-        (["Wrong option; the right one is A."], ("A", "xylose")),
-        (["It should be B."], ("B", "yam")),
-        # a letter inside a sentence is not a verdict: "Vitamin A is the one ..." names no option by letter
-        (["Vitamin A is the one that matters here."], None),
-        (["It should be A patient with anaemia."], None),
-    ],
-)
-def test_letter_only_verdicts_in_their_usual_forms(said: list[str], accepted: tuple[str, str] | None) -> None:
-    facts = Evidence(question="q? A) xylose B) yam C) zeta D) ox", source_said=said)
-    assert accepted_option(facts) == accepted
-
-
-def test_an_opening_y_not_x_names_the_answer_even_when_the_rest_explains_both() -> None:
-    question = (
-        "A hard swelling of the jaw with sinuses discharging yellow granules is: "
-        "A) Actinomycosis B) Ludwig's angina C) Tuberculosis D) Mucormycosis"
-    )
-    picked = "That is B) Ludwig's angina, a board-like swelling after a molar infection, unlike actinomycosis."
-    said = (
-        "Actinomycosis, not Ludwig's angina. Ludwig's angina is a fast cellulitis of the floor of the mouth; "
-        "actinomycosis grows slowly, and tuberculosis or mucormycosis would look different again."
-    )
-    facts = Evidence(question=question, source_said=[said], model_rejected=[picked])
-    assert accepted_option(facts) == ("A", "Actinomycosis")
-    # without the opening verdict the same explanation names too many options to pick one
-    explained = said.split(". ", 1)[1]
-    assert accepted_option(facts.model_copy(update={"source_said": [explained]})) is None
-    # an opening that does not negate the chatbot's pick is not read as a verdict
-    opening = "Actinomycosis grows slowly. " + explained
-    assert accepted_option(facts.model_copy(update={"source_said": [opening]})) is None
-
-
 def test_a_memory_that_adds_nothing_to_the_question_is_refused() -> None:
     question = "In sleep apnea syndrome, the AHI for mild sleep apnea is: A) >5 B) >15 C) >10 D) >30"
     facts = Evidence(

@@ -1,0 +1,143 @@
+"""Which options a turn names and which one the expert accepted (``memory.options``), in the forms experts use."""
+
+from __future__ import annotations
+
+import pytest
+
+from memory.grounding import Evidence, GateReason, accepted_option, check
+from memory.models import MemoryType
+from memory.options import alike, named_options, parse_options
+
+GLYCOGEN = (
+    "Which enzyme works in both glycogen synthesis and breakdown? A) Glycogen synthase B) Glycogen phosphorylase "
+    "C) Branching enzyme D) Phosphoglucomutase"
+)
+
+
+@pytest.mark.parametrize(
+    ("a", "b", "same"),
+    [
+        ("phosphorylat", "phosphorylase", True),  # "phosphorylated" with its ending cut
+        ("glycogen", "glycogenolysi", True),
+        ("papilloedema", "papilledema", True),  # British and American spellings
+        ("haemorrhage", "hemorrhage", True),
+        ("arteriolosclerosi", "arteriosclerosi", True),
+        ("phosphoglucomutase", "phosphorylase", False),  # both were "phosp" when cut to five letters
+        ("arthrography", "arthroscopy", False),
+        ("hyperthyroidism", "hypothyroidism", False),
+        ("hyperparathyroidism", "hypoparathyroidism", False),
+        ("estradiol", "estriol", False),
+        ("0.5", "0.05", False),
+    ],
+)
+def test_option_words_are_one_word_despite_endings_and_spelling_not_despite_a_prefix(
+    a: str, b: str, same: bool
+) -> None:
+    assert alike(a, b) is same and alike(b, a) is same
+
+
+def test_an_option_is_not_named_by_another_option_s_first_five_letters() -> None:
+    options = parse_options(GLYCOGEN)
+    said = "Phosphorylase only breaks glycogen down. The shared step is phosphoglucomutase."
+    assert named_options(said.split(". ")[1], options, positive_only=True) == {"D"}
+    assert named_options(said, options) == {"B", "D"}
+    # the chatbot's argument named B; the expert explains A, B and D; it closes on D, which the expert said
+    facts = Evidence(
+        question=GLYCOGEN,
+        source_said=[
+            "No. Phosphorylase is for breakdown alone, and synthesis runs through glycogen synthase. "
+            "Phosphoglucomutase interconverts glucose-6-phosphate and glucose-1-phosphate in both directions."
+        ],
+        model_said=["B) Glycogen phosphorylase runs both ways.", "I see, the answer is D) Phosphoglucomutase."],
+        model_rejected=["B) Glycogen phosphorylase runs both ways."],
+    )
+    assert accepted_option(facts) == ("D", "Phosphoglucomutase")
+    assert check(
+        "Phosphoglucomutase acts in both glycogen synthesis and glycogen breakdown.", MemoryType.RESIDUAL, facts
+    ).ok
+
+
+def test_a_bracketed_aside_is_another_name_for_the_option() -> None:
+    options = {"A": "Paired t test", "B": "One way analysis of variance (one way ANOVA)", "C": "Foramen ovale (V3)"}
+    assert named_options("For three groups use one-way ANOVA.", options) == {"B"}
+    assert named_options("Compare three means by one-way analysis of variance.", options) == {"B"}
+    assert named_options("The foramen ovale transmits V3.", options) == {"C"}
+    assert named_options("Cranial nerve V3 branches.", options) == set()  # an aside of a number alone names nothing
+
+
+def _closing(said: str, closing: str, question: str = GLYCOGEN, chose: str = "B) Glycogen phosphorylase.") -> Evidence:
+    return Evidence(question=question, source_said=[said], model_said=[chose, closing], model_rejected=[chose])
+
+
+def test_the_chatbot_s_closing_pick_counts_only_where_the_expert_spoke_for_it() -> None:
+    explained = "Synthase builds glycogen and phosphoglucomutase serves both pathways; phosphorylase only degrades."
+    assert accepted_option(_closing(explained, "Understood: D) Phosphoglucomutase.")) == ("D", "Phosphoglucomutase")
+    # closing on an option the expert only negated, or never spoke of, tells nothing
+    assert accepted_option(_closing("It is not a branching enzyme, and phosphorylase only degrades.", "So C).")) is None
+    assert accepted_option(_closing("Phosphorylase only degrades glycogen.", "Then C) Branching enzyme.")) is None
+    # the chatbot's own earlier pick is not made the answer by its closing on it again
+    assert accepted_option(_closing(explained, "So B) Glycogen phosphorylase after all.")) is None
+    # the expert's letter wins over the chatbot's closing
+    assert accepted_option(_closing("It's D. " + explained, "Understood: A) Glycogen synthase.")) == (
+        "D",
+        "Phosphoglucomutase",
+    )
+
+
+def test_a_closing_pick_that_disagrees_with_the_expert_s_words_leaves_no_answer() -> None:
+    question = (
+        "Renal osteodystrophy differs from rickets by: "
+        "A) Hypocalcemia B) Hypercalcemia C) Hypophosphatemia D) Hyperphosphatemia"
+    )
+    said = "Both can be hypocalcaemic. In the hypophosphataemic forms phosphate is low; a failing kidney retains it."
+    # the expert's words name only C (as the contrast); the chatbot closes on D: neither is taken
+    facts = _closing(said, "Thank you, the answer is D) Hyperphosphatemia.", question, "A) Hypocalcemia")
+    assert accepted_option(facts) is None
+
+
+def test_a_bare_stance_is_no_user_memory_but_a_preference_is() -> None:
+    facts = Evidence(question="Tumour marker for seminoma? A) PLAP B) HCG", source_said=["Disagree. A is correct."])
+    facts = facts.model_copy(update={"user_said": [facts.question, "Disagree. A is correct."]})
+    stance = check("The user disagrees with the expert's answer.", MemoryType.USER_QUESTION, facts)
+    assert (stance.ok, stance.reason) == (False, GateReason.NO_TOPIC)
+    assert check("The user says PLAP is the seminoma marker.", MemoryType.USER_QUESTION, facts).ok
+
+
+@pytest.mark.parametrize(
+    ("said", "accepted"),
+    [
+        (["That's not right. B is the one."], ("B", "yam")),
+        (["A is the right one."], ("A", "xylose")),
+        (["That's not it. C is correct."], ("C", "zeta")),
+        (["Nope, A."], ("A", "xylose")),
+        (["D. Not C."], ("D", "ox")),
+        (["Wrong option; the right one is A."], ("A", "xylose")),
+        (["It should be B."], ("B", "yam")),
+        # a letter inside a sentence is not a verdict: "Vitamin A is the one ..." names no option by letter
+        (["Vitamin A is the one that matters here."], None),
+        (["It should be A patient with anaemia."], None),
+    ],
+)
+def test_letter_only_verdicts_in_their_usual_forms(said: list[str], accepted: tuple[str, str] | None) -> None:
+    facts = Evidence(question="q? A) xylose B) yam C) zeta D) ox", source_said=said)
+    assert accepted_option(facts) == accepted
+
+
+def test_an_opening_y_not_x_names_the_answer_even_when_the_rest_explains_both() -> None:
+    question = (
+        "A hard swelling of the jaw with sinuses discharging yellow granules is: "
+        "A) Actinomycosis B) Ludwig's angina C) Tuberculosis D) Mucormycosis"
+    )
+    picked = "That is B) Ludwig's angina, a board-like swelling after a molar infection, unlike actinomycosis."
+    said = (
+        "Actinomycosis, not Ludwig's angina. Ludwig's angina is a fast cellulitis of the floor of the mouth; "
+        "actinomycosis grows slowly, and tuberculosis or mucormycosis would look different again."
+    )
+    facts = Evidence(question=question, source_said=[said], model_rejected=[picked])
+    assert accepted_option(facts) == ("A", "Actinomycosis")
+    # without the opening verdict the same explanation names too many options to pick one
+    explained = said.split(". ", 1)[1]
+    assert accepted_option(facts.model_copy(update={"source_said": [explained]})) is None
+    # an opening that does not negate the chatbot's pick is not read as a verdict
+    opening = "Actinomycosis grows slowly. " + explained
+    assert accepted_option(facts.model_copy(update={"source_said": [opening]})) is None
