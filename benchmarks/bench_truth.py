@@ -15,13 +15,14 @@ Conversations truth-001..truth-020 are the ``dev`` split (for tuning), the rest 
 and never used to tune them. Truth-108..truth-142 are the ``fresh2`` split, written after the gate changes of
 session 6 and never used to tune anything. Truth-143..truth-177 are the ``fresh3`` split, written after the
 session-6 gate changes (when truth-073..107 and 108..142 had already been read) and used once.
-Truth-178..truth-212 are the ``fresh4`` split, written after the session-7 gate change and never used to
-tune anything.
+Truth-178..truth-212 are the ``fresh4`` split, written after the session-7 gate change and used once (then
+read while writing the rejected-answer-copy rule).
 Truth-213..truth-247 are the ``fresh5`` split, written after the session-7 rejected-answer-copy rule and
 used once (then read while writing the session-8 rules). Truth-248..truth-282 are the ``fresh6`` split,
 written after the session-8 letter-verdict and opening "Y, not X" rules and used once (then read while
 writing the says-nothing rule). Truth-283..truth-317 are the ``fresh7`` split, written after that rule and
-never used to tune anything.
+used once (then read while writing the session-9 option-word and closing-pick rules). Truth-318..truth-352
+are the ``fresh8`` split, written after those rules and never used to tune anything.
 
 Each conversation is built with ``agents.team.build_memories`` (SME source, domain medicine) into a
 FRESH temporary store, with the real model loaded once. Then every memory in the store is read back
@@ -269,7 +270,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument(
         "--split",
-        choices=["dev", "test", "fresh", "fresh2", "fresh3", "fresh4", "fresh5", "fresh6", "fresh7", "all"],
+        choices=["dev", "test", "fresh", "fresh2", "fresh3", "fresh4", "fresh5", "fresh6", "fresh7", "fresh8", "all"],
         default="dev",
         help="conversations to build",
     )
