@@ -167,12 +167,12 @@ def answers(
     Accepted: the letters the source named positively; else the one option a statement's first sentence
     names positively while it negates the chatbot's lettered pick ("Pemphigus, not bullous pemphigoid.",
     "Not hyaline, hyperplastic."): the rest of such a turn often explains both; else the one option the
-    chatbot acknowledged by letter after the source's last word ``model_final`` ("Understood, the answer
-    is D) ..."), when the source spoke for it in its own words and never against it, and the chatbot had
-    not picked it before (the acknowledgement only tells which of the options the source explained is the
-    answer); else the options the source named positively that the chatbot had not mentioned (a source
-    that mentions the chatbot's options is explaining why they are wrong, or agreeing with part of the
-    reasoning).
+    chatbot's closing turns ``model_final`` name after the source's last word ("Understood, the answer is
+    D) ..."), when the source spoke for it in its own words and never against it, and the chatbot had not
+    picked it before (the closing only tells which of the options the source explained is the answer);
+    else the options the source named positively that the chatbot had not mentioned (a source that
+    mentions the chatbot's options is explaining why they are wrong, or agreeing with part of the
+    reasoning), unless the chatbot closed on another option: then none.
     """
     chosen = {letter for said in model_rejected for letter in named_options(said, options)}
     picked = {letter for said in model_rejected for letter in letters_named(said)} & set(options)
