@@ -45,6 +45,7 @@ if TYPE_CHECKING:  # the store (chromadb), search and embedder (numpy) load when
     from memory.store import ChromaStore
 
 log = logging.getLogger(__name__)
+NEIGHBOURS = 20  # nearest memories of the same type a new one is compared with
 __all__ = ["AddResult", "MemoryEngine", "UnknownMemoryError", "WriteAction", "utcnow"]
 
 
@@ -143,10 +144,9 @@ class MemoryEngine:
         ``reembed`` lists records whose text is new (embedded and upserted); the others only have
         their metadata rewritten. ``bump`` advances each record's revision and ``updated_at``.
         """
-        for record, _, _ in changes:
-            if bump:
-                record.revision += 1
-                record.updated_at = now
+        for record, _, _ in changes if bump else ():
+            record.revision += 1
+            record.updated_at = now
         seqs = self.audit.append_many([(r.id, kind, now, r.revision, actor, d) for r, kind, d in changes])
         fresh_ids = {r.id for r in reembed}
         final = {r.id: r for r, _, _ in changes}  # a record changed twice is written once, as it ends
@@ -211,8 +211,7 @@ class MemoryEngine:
         """MSS: ranked memories per type for ``user_id``; recall counts are NOT touched here."""
         from memory.search import search
 
-        if weights is None and preset is not None:
-            weights = preset_weights(preset)
+        weights = weights if weights is not None or preset is None else preset_weights(preset)
         vector = self.embedder.embed([query])[0]
         return search(
             self.store,
@@ -281,23 +280,18 @@ class MemoryEngine:
         )
         return add_many(self, [item], now or utcnow(), actor, judge)[0]
 
-    def neighbours(
-        self, text: str, memory_type: MemoryType, user_id: str, n: int = 20
+    def conflict_candidates(
+        self, text: str, memory_type: MemoryType, user_id: str
     ) -> builtins.list[tuple[MemoryRecord, float]]:
-        """Searchable memories of the same type in the partition a new memory would join."""
+        """The memories a new one must be judged against: its type, in its partition, similar enough."""
         from memory.record_layout import partition_for
         from memory.search import candidates
 
         vector = self.embedder.embed([text])[0]
         owner = None if memory_type is MemoryType.RESIDUAL else user_id
-        partition = partition_for(memory_type, user_id)
-        return candidates(self.store, partition, vector, n, {"type": memory_type.value}, owner)
-
-    def conflict_candidates(
-        self, text: str, memory_type: MemoryType, user_id: str
-    ) -> builtins.list[tuple[MemoryRecord, float]]:
-        """The existing memories a new one must be judged against (similarity above the threshold)."""
-        return conflicts.flag_candidates(self.neighbours(text, memory_type, user_id), self.config.conflicts, text)
+        where = {"type": memory_type.value}
+        near = candidates(self.store, partition_for(memory_type, user_id), vector, NEIGHBOURS, where, owner)
+        return conflicts.flag_candidates(near, self.config.conflicts, text)
 
     def initial_status(self, record: MemoryRecord, review: bool) -> Status:
         """The write policy, the same for every entry point (:func:`memory.policy.initial_status`)."""

@@ -14,7 +14,7 @@ if { [ ! -x /usr/bin/chromium ] || [ ! -x /usr/bin/chromedriver ]; } && command 
     { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
         chromium chromium-driver; } >/dev/null 2>&1 || echo "could not install chromium: the browser test will skip"
 fi
-# Debian's PostgreSQL for the audit log's PostgreSQL tests (tests/memory/test_audit_pg.py start a throwaway server
+# Debian's PostgreSQL for the audit log's PostgreSQL tests (tests/memory/conftest.py starts a throwaway server
 # from its binaries in a temporary folder). Installed only as root with apt-get; if that cannot be done those tests
 # skip, naming this command.
 if [ ! -d /usr/lib/postgresql ] && command -v apt-get >/dev/null && [ "$(id -u)" = 0 ]; then

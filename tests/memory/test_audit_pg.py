@@ -1,145 +1,28 @@
-"""The audit log on a real PostgreSQL server, and the write lock of both backends across processes.
+"""The audit log on a real PostgreSQL server: the same behaviour as the SQLite log, and its own failures.
 
-A session fixture starts a throwaway cluster from Debian's binaries (``/usr/lib/postgresql/*/bin``) in a
-temporary folder owned by the ``postgres`` user (PostgreSQL refuses to run as root), on a free loopback
-port with its unix socket in that folder, and removes it at the end. Each test gets a database of its
-own. Without the binaries the PostgreSQL tests skip, naming the apt command; the SQLite lock test and
-the settings tests run anyway.
+The server comes from ``conftest.py`` (the tests skip without PostgreSQL's binaries).
 """
 
 from __future__ import annotations
 
-import itertools
-import json
-import os
-import pwd
-import shutil
-import socket
-import subprocess
-import sys
-import tempfile
 import time
-from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 from cryptography.fernet import Fernet
 
 from mark.errors import UnavailableError
-from memory.audit import AuditBackend, AuditLog, EventKind, open_audit_log
-from memory.config import ConfigError, load_settings
+from memory.audit import AuditBackend, AuditLog, EventKind
+from memory.config import load_settings
 from memory.crypto import EncryptionKeyError, TextCipher
 from memory.embedder import HashingEmbedder
 from memory.engine import MemoryEngine
 from memory.models import MemoryType
 from tests.conftest import HASHING_CONFIG, NOW
+from tests.memory.pg_cluster import free_port, raw
 
 ROOT = Path(__file__).resolve().parents[2]
-INSTALL = "apt-get install postgresql"
 KEY = Fernet.generate_key().decode()
-
-
-@dataclass
-class PgServer:
-    """A running throwaway cluster: URLs of its databases, and a counter for fresh ones."""
-
-    port: int
-    names: Iterator[int]
-
-    def url(self, database: str) -> str:
-        return f"postgresql://mark@127.0.0.1:{self.port}/{database}"
-
-
-def _binaries() -> Path | None:
-    found = sorted(Path("/usr/lib/postgresql").glob("*/bin/initdb"), key=lambda p: int(p.parts[-3]))
-    return found[-1].parent if found and (found[-1].parent / "pg_ctl").is_file() else None
-
-
-def _as_server_user() -> list[str]:
-    """Run as ``postgres`` when we are root (PostgreSQL refuses root); as ourselves otherwise."""
-    return ["runuser", "-u", "postgres", "--"] if os.geteuid() == 0 else []
-
-
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
-
-
-@pytest.fixture(scope="session")
-def pg_server() -> Iterator[PgServer]:
-    """initdb, pg_ctl start on a free loopback port, then stop and remove the cluster."""
-    psycopg = pytest.importorskip("psycopg", reason="psycopg is not installed: pip install -e .")
-    bin_dir = _binaries()
-    if bin_dir is None:
-        pytest.skip(f"PostgreSQL's server binaries are not installed: {INSTALL} (scripts/test.sh does, as root)")
-    if os.geteuid() == 0:
-        try:
-            server_user = pwd.getpwnam("postgres")
-        except KeyError:
-            pytest.skip(f"no postgres user to run the server as: {INSTALL}")
-    folder = Path(tempfile.mkdtemp(prefix="mark-pg-"))
-    data = folder / "data"
-    if os.geteuid() == 0:
-        os.chown(folder, server_user.pw_uid, server_user.pw_gid)
-    run = [*_as_server_user(), str(bin_dir / "pg_ctl"), "-D", str(data)]
-    started = False
-    try:
-        subprocess.run(
-            [*_as_server_user(), str(bin_dir / "initdb"), "-D", str(data), "-U", "mark", "-A", "trust", "--no-sync"],
-            check=True,
-            capture_output=True,
-            timeout=120,
-        )
-        for _ in range(3):  # a free port can be taken between the probe and the start: try another
-            port = _free_port()
-            options = (
-                f"-c listen_addresses=127.0.0.1 -c port={port} -c unix_socket_directories={folder}"
-                " -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=40"
-            )
-            start = [*run, "-o", options, "-l", str(folder / "server.log"), "-w", "-t", "60", "start"]
-            started = subprocess.run(start, capture_output=True, timeout=90, check=False).returncode == 0
-            if started:
-                break
-        assert started, (folder / "server.log").read_text()
-        with psycopg.connect(f"postgresql://mark@127.0.0.1:{port}/postgres", autocommit=True) as admin:
-            admin.execute("SELECT 1")
-        yield PgServer(port, itertools.count())
-    finally:
-        if started:
-            subprocess.run([*run, "-m", "immediate", "-w", "stop"], capture_output=True, timeout=60, check=False)
-        shutil.rmtree(folder, ignore_errors=True)
-
-
-@pytest.fixture
-def pg_url(pg_server: PgServer) -> str:
-    """A new, empty database on the test server."""
-    import psycopg
-
-    name = f"mark_test_{next(pg_server.names)}"
-    with psycopg.connect(pg_server.url("postgres"), autocommit=True) as admin:
-        admin.execute(f"CREATE DATABASE {name}")
-    return pg_server.url(name)
-
-
-@pytest.fixture
-def pg_log(pg_url: str, tmp_path: Path) -> Iterator[AuditBackend]:
-    from memory.audit_pg import PostgresAuditLog
-
-    log = PostgresAuditLog(pg_url, tmp_path / "audit.sqlite3")
-    try:
-        yield log
-    finally:
-        log.close()
-
-
-def _raw(url: str, sql: str, args: tuple[object, ...] = ()) -> list[tuple[object, ...]]:
-    import psycopg
-
-    with psycopg.connect(url, autocommit=True) as db:
-        cursor = db.execute(sql, args)  # type: ignore[arg-type]
-        return cursor.fetchall() if cursor.description else []
 
 
 # -- the same behaviour as the SQLite log ---------------------------------------------------------------
@@ -196,7 +79,7 @@ def test_append_many_is_one_transaction(pg_url: str, pg_log: AuditBackend) -> No
     rows = [("m1", EventKind.CREATE, NOW, 1, "a", {}), ("m2", EventKind.CREATE, NOW, 2**40, "a", {})]
     with pytest.raises(psycopg.DataError, match="out of range"):  # the server refuses the second row
         pg_log.append_many(rows)
-    assert pg_log.pending() == [] and _raw(pg_url, "SELECT count(*) FROM mark_audit_events") == [(0,)]
+    assert pg_log.pending() == [] and raw(pg_url, "SELECT count(*) FROM mark_audit_events") == [(0,)]
     assert len(pg_log.append_many(rows[:1])) == 1  # the connection is usable afterwards
 
 
@@ -215,7 +98,7 @@ def test_forget_tombstones_and_keeps_the_rest(pg_url: str, pg_log: AuditBackend)
     assert [(e.kind, e.rev, e.actor, e.at) for e in events] == [(r[1], r[3], r[4], r[2]) for r in rows[:3]]
     assert [e.detail for e in events] == [{"forgotten": True}, {"forgotten": True}, {"type": "user_question"}]
     assert pg_log.history("m2")[0].detail == {"text": "kept"} and pg_log.rejected("alice") == []
-    stored = _raw(pg_url, "SELECT detail FROM mark_audit_events")
+    stored = raw(pg_url, "SELECT detail FROM mark_audit_events")
     assert not any("secret" in str(detail) or "refused" in str(detail) for (detail,) in stored)
 
 
@@ -260,7 +143,7 @@ def test_any_other_rewrite_is_refused(pg_url: str, pg_log: AuditBackend) -> None
     ]
     for sql in refused:
         with pytest.raises(psycopg.IntegrityError, match="append-only"):
-            _raw(pg_url, sql)
+            raw(pg_url, sql)
     assert pg_log.history("m1")[0].detail == {"text": "a"} and pg_log.count() == 1
 
 
@@ -268,12 +151,12 @@ def test_a_user_who_may_not_create_tables_uses_the_log_its_owner_set_up(pg_url: 
     from memory.audit_pg import PostgresAuditLog
 
     role = pg_url.rsplit("/", 1)[1] + "_writer"  # roles belong to the cluster: one per test database
-    _raw(pg_url, f"CREATE ROLE {role} LOGIN; REVOKE CREATE ON SCHEMA public FROM PUBLIC")
+    raw(pg_url, f"CREATE ROLE {role} LOGIN; REVOKE CREATE ON SCHEMA public FROM PUBLIC")
     writer_url = pg_url.replace("//mark@", f"//{role}@")
     with pytest.raises(UnavailableError, match=r"cannot set up the audit log in .*give its user the right"):
         PostgresAuditLog(writer_url, tmp_path / "audit.sqlite3")
     PostgresAuditLog(pg_url, tmp_path / "audit.sqlite3").close()  # the owner creates the table
-    _raw(pg_url, f"GRANT SELECT, INSERT, UPDATE, DELETE ON mark_audit_events TO {role}")
+    raw(pg_url, f"GRANT SELECT, INSERT, UPDATE, DELETE ON mark_audit_events TO {role}")
     writer = PostgresAuditLog(writer_url, tmp_path / "audit.sqlite3")
     try:
         writer.commit([writer.append("m1", EventKind.CREATE, NOW, 1, "a", {"text": "x"})])
@@ -284,13 +167,13 @@ def test_a_user_who_may_not_create_tables_uses_the_log_its_owner_set_up(pg_url: 
 
 def test_a_dropped_connection_is_one_error_then_the_log_reconnects(pg_url: str, pg_log: AuditBackend) -> None:
     seq = pg_log.append("m1", EventKind.CREATE, NOW, 1, "a", {})  # in flight when the server drops us
-    ((backend,),) = _raw(pg_url, "SELECT backend FROM mark_audit_events")
-    _raw(pg_url, "SELECT pg_terminate_backend(%s, 5000)", (backend,))  # waits until that session is gone
+    ((backend,),) = raw(pg_url, "SELECT backend FROM mark_audit_events")
+    raw(pg_url, "SELECT pg_terminate_backend(%s, 5000)", (backend,))  # waits until that session is gone
     with pytest.raises(UnavailableError, match=r"lost its connection to postgresql://mark@127\.0\.0\.1"):
         pg_log.count()
     pg_log.commit([seq])  # the next call connects again, and the event in flight is still this process's
     assert [e.seq for e in pg_log.history("m1")] == [seq] and pg_log.pending() == []
-    assert _raw(pg_url, "SELECT backend <> %s FROM mark_audit_events", (backend,)) == [(True,)]
+    assert raw(pg_url, "SELECT backend <> %s FROM mark_audit_events", (backend,)) == [(True,)]
 
 
 def test_details_are_sealed_with_a_key(pg_url: str, tmp_path: Path) -> None:
@@ -300,10 +183,10 @@ def test_details_are_sealed_with_a_key(pg_url: str, tmp_path: Path) -> None:
     try:
         sealed.commit([sealed.append("m1", EventKind.CREATE, NOW, 1, "a", {"text": "Zanzibarite"})])
         assert sealed.history("m1")[0].detail == {"text": "Zanzibarite"}
-        ((stored,),) = _raw(pg_url, "SELECT detail FROM mark_audit_events")
+        ((stored,),) = raw(pg_url, "SELECT detail FROM mark_audit_events")
         assert str(stored).startswith("mark-fernet:") and "Zanzibarite" not in str(stored)
         sealed.forget(["m1"])  # a tombstone is not sealed: it holds nothing
-        assert _raw(pg_url, "SELECT detail FROM mark_audit_events") == [('{"forgotten": true}',)]
+        assert raw(pg_url, "SELECT detail FROM mark_audit_events") == [('{"forgotten": true}',)]
         sealed.commit([sealed.append("m2", EventKind.CREATE, NOW, 1, "a", {"text": "x"})])
     finally:
         sealed.close()
@@ -318,7 +201,7 @@ def test_details_are_sealed_with_a_key(pg_url: str, tmp_path: Path) -> None:
 def test_an_unreachable_server_is_one_line_without_the_password(tmp_path: Path) -> None:
     from memory.audit_pg import PostgresAuditLog
 
-    port = _free_port()
+    port = free_port()
     with pytest.raises(UnavailableError) as caught:
         PostgresAuditLog(
             f"postgresql://mark:hunter2@127.0.0.1:{port}/mark?connect_timeout=5", tmp_path / "audit.sqlite3"
@@ -352,7 +235,7 @@ def test_the_engine_keeps_its_history_in_postgresql(pg_url: str, tmp_path: Path)
     finally:
         engine.close()
     assert not settings.audit_path.exists()
-    rows = _raw(pg_url, "SELECT memory_id, kind FROM mark_audit_events WHERE committed ORDER BY seq")
+    rows = raw(pg_url, "SELECT memory_id, kind FROM mark_audit_events WHERE committed ORDER BY seq")
     assert rows == [
         (kept.id, "create"),
         (kept.id, "feedback"),
@@ -364,160 +247,3 @@ def test_the_engine_keeps_its_history_in_postgresql(pg_url: str, tmp_path: Path)
         assert reopened.recovered == {"committed": 0, "discarded": 0} and reopened.audit.count() == 4
     finally:
         reopened.close()
-
-
-# -- several processes at once ---------------------------------------------------------------------------
-
-_OPEN = """
-import sys, time
-from pathlib import Path
-backend, where, ready, name = sys.argv[1:5]
-if backend == "sqlite":
-    from memory.audit import AuditLog
-    log = AuditLog(Path(where))
-else:
-    from memory.audit_pg import PostgresAuditLog
-    log = PostgresAuditLog(where, Path(ready) / "audit.sqlite3")
-(Path(ready) / name).touch()
-while len(list(Path(ready).iterdir())) < 2:  # both open before either starts
-    time.sleep(0.005)
-"""
-
-_APPEND = """
-from datetime import UTC, datetime
-from memory.audit import EventKind
-for i in range(0, 200, 2):
-    one = log.append(f"{name}-{i}", EventKind.CREATE, datetime.now(UTC), 1, name, {"i": i})
-    two = log.append_many([(f"{name}-{i + 1}", EventKind.CREATE, datetime.now(UTC), 1, name, {"i": i + 1})])
-    log.commit([one, *two])
-log.close()
-"""
-
-_COUNT = """
-counter = Path(sys.argv[5])
-for _ in range(50):
-    with log.write_lock():
-        with log.write_lock():  # nested: the same hold
-            value = int(counter.read_text())
-        time.sleep(0.002)  # without the lock the other process reads the same value meanwhile
-        counter.write_text(str(value + 1))
-log.close()
-"""
-
-
-def _two_processes(code: str, backend: str, where: str, folder: Path, *extra: str) -> None:
-    ready = folder / "ready"
-    ready.mkdir()
-    procs = [
-        subprocess.Popen(
-            [sys.executable, "-c", code, backend, where, str(ready), name, *extra],
-            cwd=ROOT,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-        )
-        for name in ("p1", "p2")
-    ]
-    errors = [proc.communicate(timeout=180)[1] for proc in procs]  # both pipes drained before any assert
-    for proc, err in zip(procs, errors, strict=True):
-        assert proc.returncode == 0, err
-
-
-def test_two_processes_append_at_once_without_loss(pg_url: str, tmp_path: Path) -> None:
-    _two_processes(_OPEN + _APPEND, "postgresql", pg_url, tmp_path)
-    rows = _raw(pg_url, "SELECT seq, memory_id, actor FROM mark_audit_events WHERE committed")
-    assert len(rows) == 400 and len({seq for seq, _, _ in rows}) == 400
-    for name in ("p1", "p2"):
-        assert sorted(str(m) for _, m, actor in rows if actor == name) == sorted(f"{name}-{i}" for i in range(200))
-    assert _raw(pg_url, "SELECT count(*) FROM mark_audit_events WHERE NOT committed") == [(0,)]
-
-
-@pytest.mark.parametrize("backend", ["sqlite", "postgresql"])
-def test_the_write_lock_serialises_two_processes(backend: str, tmp_path: Path, request: pytest.FixtureRequest) -> None:
-    where = str(tmp_path / "audit.sqlite3") if backend == "sqlite" else request.getfixturevalue("pg_url")
-    counter = tmp_path / "counter"
-    counter.write_text("0")
-    _two_processes(_OPEN + _COUNT, backend, where, tmp_path, str(counter))
-    assert counter.read_text() == "100"  # 2 x 50 read-modify-writes, none lost
-
-
-def test_the_sqlite_write_lock_is_one_file_beside_the_log(tmp_path: Path) -> None:
-    import fcntl
-
-    log = AuditLog(tmp_path / "audit.sqlite3")
-    try:
-        with log.write_lock(), log.write_lock():
-            probe = os.open(log.lock_path, os.O_RDWR)
-            try:  # another open file description (another process) cannot have it now
-                with pytest.raises(BlockingIOError):
-                    fcntl.flock(probe, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            finally:
-                os.close(probe)
-        assert log.lock_path.name == "audit.sqlite3.lock" and (log.lock_path.stat().st_mode & 0o077) == 0
-    finally:
-        log.close()
-
-
-# -- settings --------------------------------------------------------------------------------------------
-
-
-def test_the_database_url_comes_from_the_environment_or_mark_toml(tmp_path: Path) -> None:
-    url = "postgresql://mark:pw@db.example:5432/mark"
-    assert load_settings(env={"MARK_HOME": str(tmp_path), "MARK_DATABASE_URL": url}).store.database_url is not None
-    toml = tmp_path / "mark.toml"
-    toml.write_text(f'[store]\ndatabase_url = "{url}"\n')
-    settings = load_settings(env={"MARK_HOME": str(tmp_path), "MARK_CONFIG": str(toml)})
-    assert settings.store.database_url is not None and settings.store.database_url.get_secret_value() == url
-    assert "pw" not in repr(settings.store)
-    with pytest.raises(ConfigError, match=r"store\.database_url: .*PostgreSQL URL"):
-        load_settings(env={"MARK_HOME": str(tmp_path), "MARK_DATABASE_URL": "mysql://db/mark"})
-
-
-def test_without_a_database_url_the_log_is_sqlite_and_psycopg_stays_unloaded(tmp_path: Path) -> None:
-    code = (
-        "import sys, cli\n"
-        "from memory.audit import AuditLog, open_audit_log\nfrom memory.config import load_settings\n"
-        f"log = open_audit_log(load_settings(env={{'MARK_HOME': {str(tmp_path)!r}}}))\n"
-        "print(json.dumps([type(log) is AuditLog, 'psycopg' in sys.modules, 'memory.audit_pg' in sys.modules]))\n"
-    )
-    proc = subprocess.run(
-        [sys.executable, "-c", "import json\n" + code],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
-    assert json.loads(proc.stdout) == [True, False, False], proc.stderr
-    assert (tmp_path / "audit.sqlite3").is_file()
-
-
-def test_with_a_database_url_the_log_is_postgresql(pg_url: str, tmp_path: Path) -> None:
-    from memory.audit_pg import PostgresAuditLog
-
-    log = open_audit_log(load_settings(env={"MARK_HOME": str(tmp_path), "MARK_DATABASE_URL": pg_url}))
-    try:
-        assert isinstance(log, PostgresAuditLog) and not (tmp_path / "audit.sqlite3").exists()
-        with log.write_lock():
-            held = _raw(
-                pg_url,
-                "SELECT count(*) FROM pg_locks l JOIN pg_database d ON d.oid = l.database"
-                " WHERE l.locktype = 'advisory' AND l.granted AND d.datname = current_database()",
-            )
-        assert held == [(1,)]
-    finally:
-        log.close()
-
-
-def test_mark_doctor_checks_the_postgresql_audit_log_it_is_given(pg_url: str, tmp_path: Path) -> None:
-    from agents.doctor import run_checks
-
-    env = {"MARK_HOME": str(tmp_path / "home"), "MARK_DATABASE_URL": pg_url, "MARK_EMBEDDER": "hashing"}
-    store = run_checks(load_settings(env=env)).checks["store"]
-    assert store.ok and "audit events in postgresql://" in store.detail, store.detail
-    with socket.socket() as probe:  # a port nothing listens on
-        probe.bind(("127.0.0.1", 0))
-        closed = probe.getsockname()[1]
-    down = pg_url.replace(pg_url.split("@", 1)[1].split("/", 1)[0], f"127.0.0.1:{closed}")
-    store = run_checks(load_settings(env={**env, "MARK_DATABASE_URL": down})).checks["store"]
-    assert not store.ok and "cannot connect to the audit database" in store.detail and "\n" not in store.detail
