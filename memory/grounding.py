@@ -27,7 +27,9 @@ fresh4's truth-191, -197 and -205, so fresh3 and fresh4 are tuning data now and 
 an unseen split. Option words compared whole (not cut to five letters), a bracketed aside as another name
 for an option, the chatbot's closing pick among the options the expert spoke for, and the bare-stance rule
 were written in session 9 from the fresh3-fresh7 conversations (truth-144, -172, -190, -197, -296, -311) and
-are measured on fresh8. The evidence and the verdict are in :mod:`memory.gate_terms`.
+measured on fresh8; then fresh8's own findings (a stage's letter "(T4d)" read as an option, "should've been
+B", the rejected answer said in other words: truth-325, -326, -348) made it tuning data too, and fresh9
+measures them. The evidence and the verdict are in :mod:`memory.gate_terms`.
 """
 
 from __future__ import annotations
@@ -43,6 +45,7 @@ from memory.option_gate import (
     option_check,
     rejected_answer_copy,
     rejected_echo,
+    rejected_in_other_words,
     says_nothing_new,
 )
 from memory.options import answers, named_options, parse_options, question_stem, unletter
@@ -182,6 +185,20 @@ def _useless(text: str, memory_type: MemoryType, evidence: Evidence) -> GateVerd
     return None
 
 
+def _rejected_answer(text: str, memory_type: MemoryType, evidence: Evidence) -> GateVerdict | None:
+    """The chatbot's rejected answer, copied or said in other words (what a user asked may use any words)."""
+    copied = rejected_answer_copy(text, evidence)
+    if copied is not None:
+        detail = f"copies the chatbot's rejected answer: {copied!r}"
+        return GateVerdict(ok=False, reason=GateReason.REJECTED_ANSWER, detail=detail)
+    asked = memory_type is MemoryType.USER_QUESTION and _ASKING.search(text)
+    reworded = None if asked else rejected_in_other_words(text, evidence)
+    if reworded is not None:
+        detail = f"says the rejected {reworded} in other words"
+        return GateVerdict(ok=False, reason=GateReason.REJECTED_ANSWER, detail=detail)
+    return None
+
+
 def check(text: str, memory_type: MemoryType, evidence: Evidence, *, mistake: bool = False) -> GateVerdict:
     """Whether ``text`` may be stored as a memory of ``memory_type`` learnt from ``evidence``.
 
@@ -204,11 +221,9 @@ def check(text: str, memory_type: MemoryType, evidence: Evidence, *, mistake: bo
     against = _contradiction(text, source)
     if against is not None:
         return GateVerdict(ok=False, reason=GateReason.NEGATED, detail=f"the source said: {against!r}")
-    copied = rejected_answer_copy(text, evidence)
-    if copied is not None:
-        return GateVerdict(
-            ok=False, reason=GateReason.REJECTED_ANSWER, detail=f"copies the chatbot's rejected answer: {copied!r}"
-        )
+    rejected = _rejected_answer(text, memory_type, evidence)
+    if rejected is not None:
+        return rejected
     if memory_type is not MemoryType.USER_QUESTION or not _ASKING.search(text):
         # a user-question memory that reports what the user asked may list the options; one that
         # reports what the user stated may not put the chatbot's pick in the user's mouth

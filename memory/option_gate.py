@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from memory.gate_terms import UNSAID_SHARE, Evidence, GateReason, GateVerdict, support_sentences
-from memory.options import answers, named_options, parse_options, part_of, question_stem
+from memory.options import answers, leaning, named_options, parse_options, part_of, question_stem
 from memory.wording import CHUNK, NEGATION, clauses, normal, stems, stemset, words
 
 # a clause of a memory whose claim (its words beyond the question's stem) one rejected chatbot clause
@@ -76,6 +76,35 @@ def rejected_answer_copy(text: str, evidence: Evidence) -> str | None:
         backed = support_sentences(clause, evidence.source_said)
         if copied is not None and (not backed or backed[0][0] < COPY_COVER):
             return copied
+    return None
+
+
+def rejected_in_other_words(text: str, evidence: Evidence) -> str | None:
+    """The rejected option a clause of the memory says is the answer in other words, if any.
+
+    "The Greene and Vermillion index grades the state of the periodontium", after the expert rejected
+    "Periodontal disease" for "Oral hygiene": the clause is about the question's subject (half its words at
+    least), leans to the rejected option ("periodontium") and not to the accepted one, and no clause of the
+    source says as much of it. A source clause that does ("You're right that pulsatile GnRH starts
+    puberty") makes it the source's.
+    """
+    options = parse_options(evidence.question)
+    if not options or not evidence.model_rejected:
+        return None
+    known = answers(evidence.source_said, evidence.model_rejected, options, evidence.model_final)
+    topic = set(stems(question_stem(evidence.question)))
+    if not known.accepted or not known.rejected or not topic:
+        return None
+    for clause in clauses(text):
+        if 2 * len(set(stems(clause)) & topic) < len(topic):
+            continue
+        leans = leaning([clause], options, beyond=question_stem(evidence.question))
+        if leans & known.accepted or not leans & known.rejected:
+            continue
+        backed = support_sentences(clause, evidence.source_said)
+        if not backed or backed[0][0] < COPY_COVER:
+            letter = sorted(leans & known.rejected)[0]
+            return f"{letter}) {options[letter]}"
     return None
 
 

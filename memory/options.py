@@ -15,19 +15,20 @@ from pydantic import BaseModel
 
 from memory.wording import CHUNK, positive_text, words
 
-_OPTION = re.compile(r"(?<![A-Za-z])\(?([A-Ea-e])\)\s+(.+?)(?=\s+\(?[A-Ea-e]\)\s|$)")
+_OPTION = re.compile(r"(?<![A-Za-z0-9])\(?([A-Ea-e])\)\s+(.+?)(?=\s+\(?[A-Ea-e]\)\s|$)")
 _ASIDE = re.compile(r"\(([^()]*)\)")
 _SENTENCE = re.compile(r"(?<=[.!?])\s+")
 _LETTER_REFS = (
-    re.compile(r"(?<![A-Za-z])\(?([A-Ea-e])\)"),
+    re.compile(r"(?<![A-Za-z0-9])\(?([A-Ea-e])\)"),  # not a stage's letter: "(T4d)"
     re.compile(r"\b(?:[Aa]nswer|[Oo]ption|[Cc]hoice)\s*(?:is|:|-|=)?\s*\(?([A-E])\b(?![a-z'])"),
     re.compile(r"\b(?:[Ii]t'?s|[Ii]t is|[Pp]ick|[Cc]hoose|[Gg]o with)\s+\(?([A-E])\b(?![a-z'])"),
     re.compile(r"^\s*(?:[Nn]o|[Yy]es)?[,.!\s]*\(?([A-E])\)?\s*[.!]?\s*$"),
     # a clause that opens with the letter and calls it right: "C is correct", "B is the one"
     re.compile(r"^\s*\(?([A-E])\)?\s+is\s+(?:the\s+)?(?:correct|right|true|answer|one)\b"),
-    # a letter that ends a clause after "the right one is", "it should be": "the right one is A."
+    # a letter that ends a clause after "the right one is", "it should be", "should've been": "the right one is A."
     re.compile(
-        r"\b(?:(?:right|correct|true)\s+(?:one|option|answer|choice)\s+is|should\s+be)\s+\(?([A-E])\)?(?=\s*(?:[.!,;:]|$))"
+        r"\b(?:(?:right|correct|true)\s+(?:one|option|answer|choice)\s+is"
+        r"|[Ss]hould(?:'ve|’ve|\s+have)?\s+(?:be|been|said|picked|chosen))\s+\(?([A-E])\)?(?=\s*(?:[.!,;:]|$))"
     ),
 )
 
@@ -196,7 +197,7 @@ def answers(
     }
     opening = set().union(*(_opening_pick(said, options, picked) for said in source_said))
     closing = _closing_pick(options, model_final) - picked
-    vouched = {letter for letter in closing if _spoke_for(letter, source_said, options)} - denied
+    vouched = closing & leaning(source_said, options) - denied
     unmatched = closing and not closing & (by_words - chosen)  # the chatbot closed on another option
     accepted = by_letter or opening or vouched or (set() if unmatched else by_words - chosen)
     negated = said_against - accepted
@@ -209,11 +210,15 @@ def _closing_pick(options: dict[str, str], model_final: Sequence[str]) -> set[st
     return named if len(named) == 1 else set()
 
 
-def _spoke_for(letter: str, source_said: Sequence[str], options: dict[str, str]) -> bool:
-    """Whether the source said one of the option's own words outside a negation."""
-    positive = {w for said in source_said for c in CHUNK.split(said) for w in words(positive_text(c))}
-    own = _distinct(options)[letter]
-    return bool(own and _found(own, positive))
+def leaning(texts: Sequence[str], options: dict[str, str], beyond: str = "") -> set[str]:
+    """The options one of whose own words (those no other option has) the texts say outside a negation.
+
+    Weaker than naming an option: "the periodontium" leans to "Periodontal disease" without naming it.
+    Words of ``beyond`` (the question, which a memory may repeat) do not count.
+    """
+    positive = {w for said in texts for c in CHUNK.split(said) for w in words(positive_text(c))}
+    positive -= _found(positive, set(words(beyond)))
+    return {letter for letter, own in _distinct(options).items() if own and _found(own, positive)}
 
 
 def _opening_pick(said: str, options: dict[str, str], picked: set[str]) -> set[str]:
@@ -233,7 +238,7 @@ def unletter(text: str, options: dict[str, str]) -> str:
         return text
     for letter, option in options.items():
         escaped = re.escape(option)
-        text = re.sub(rf"(?<![A-Za-z])\(?{letter}\)\s*(?={escaped})", "", text, flags=re.IGNORECASE)
-        text = re.sub(rf"(?<![A-Za-z])\(?{letter}\)(?!\s*[A-Za-z0-9])", option, text, flags=re.IGNORECASE)
+        text = re.sub(rf"(?<![A-Za-z0-9])\(?{letter}\)\s*(?={escaped})", "", text, flags=re.IGNORECASE)
+        text = re.sub(rf"(?<![A-Za-z0-9])\(?{letter}\)(?!\s*[A-Za-z0-9])", option, text, flags=re.IGNORECASE)
         text = re.sub(rf"\b(answer|option|choice)(\s+is|:)?\s+\(?{letter}\)?(?![A-Za-z0-9'])", rf"\1\2 {option}", text)
     return " ".join(text.split())

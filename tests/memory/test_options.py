@@ -116,6 +116,10 @@ def test_a_bare_stance_is_no_user_memory_but_a_preference_is() -> None:
         # a letter inside a sentence is not a verdict: "Vitamin A is the one ..." names no option by letter
         (["Vitamin A is the one that matters here."], None),
         (["It should be A patient with anaemia."], None),
+        (["Should've been B."], ("B", "yam")),
+        (["It should have been C."], ("C", "zeta")),
+        # a stage's letter is no option letter: "(T4d)"
+        (["Skin oedema counts as T4b; inflammatory carcinoma is (T4d)."], None),
     ],
 )
 def test_letter_only_verdicts_in_their_usual_forms(said: list[str], accepted: tuple[str, str] | None) -> None:
@@ -141,3 +145,23 @@ def test_an_opening_y_not_x_names_the_answer_even_when_the_rest_explains_both() 
     # an opening that does not negate the chatbot's pick is not read as a verdict
     opening = "Actinomycosis grows slowly. " + explained
     assert accepted_option(facts.model_copy(update={"source_said": [opening]})) is None
+
+
+def test_the_rejected_answer_in_other_words_is_refused_unless_the_expert_said_as_much() -> None:
+    question = (
+        "Green Vermillion index measures: A) Periodontal disease B) Oral hygiene C) Bone level D) Gingival health"
+    )
+    chose = "A) Periodontal disease; the index grades the state of the periodontium."
+    said = (
+        "Oral hygiene, so B. Periodontal disease isn't what it measures: that is Russell's periodontal index. "
+        "You're right that the Greene and Vermillion index is scored on six tooth surfaces."
+    )
+    facts = Evidence(
+        question=question, source_said=[said], model_said=[chose, "B) Oral hygiene."], model_rejected=[chose]
+    )
+    reworded = check("The Greene and Vermillion index grades the periodontium.", MemoryType.RESIDUAL, facts)
+    assert (reworded.ok, reworded.reason) == (False, GateReason.REJECTED_ANSWER)
+    assert reworded.detail == "says the rejected A) Periodontal disease in other words"
+    # a memory leaning to the accepted option, and what the expert agreed with, pass
+    assert check("The Greene and Vermillion index measures oral hygiene.", MemoryType.RESIDUAL, facts).ok
+    assert check("The Greene and Vermillion index is scored on six tooth surfaces.", MemoryType.RESIDUAL, facts).ok
