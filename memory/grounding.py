@@ -42,13 +42,14 @@ from memory.models import MemoryType
 from memory.option_gate import (
     accepted_option,
     answer_without_topic,
+    known_answers,
     option_check,
     rejected_answer_copy,
     rejected_echo,
     rejected_in_other_words,
     says_nothing_new,
 )
-from memory.options import answers, named_options, parse_options, question_stem, unletter
+from memory.options import named_options, parse_options, question_stem, unletter
 from memory.wording import (
     CHUNK,
     asserted_stems,
@@ -283,12 +284,7 @@ def expert_fact_as_user_memory() -> GateVerdict:
 def _mistake_check(text: str, evidence: Evidence) -> GateVerdict:
     """A mistake to avoid may name the rejected answer, never the answer the source accepted."""
     options = parse_options(evidence.question)
-    accepted = (
-        answers(evidence.source_said, evidence.model_rejected, options, evidence.model_final).accepted
-        if options
-        else set()
-    )
-    named = named_options(text, options) & accepted
+    named = named_options(text, options) & known_answers(evidence).accepted
     if named:
         letter = sorted(named)[0]
         return GateVerdict(

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from memory.gate_terms import UNSAID_SHARE, Evidence, GateReason, GateVerdict, support_sentences
-from memory.options import answers, leaning, named_options, parse_options, part_of, question_stem
+from memory.options import Answers, answers, leaning, named_options, parse_options, part_of, question_stem
 from memory.wording import CHUNK, NEGATION, clauses, normal, stems, stemset, words
 
 # a clause of a memory whose claim (its words beyond the question's stem) one rejected chatbot clause
@@ -20,6 +20,14 @@ ECHO_COVER, ECHO_MARGIN, ECHO_MIN_STEMS = 0.8, 0.3, 3
 # a clause of a memory that names a rejected option, that one chatbot clause naming it covers this much of
 # and that no clause of the source covers as much of, is the chatbot's rejected answer, copied
 COPY_COVER, COPY_MIN_STEMS = 0.8, 2
+
+
+def known_answers(evidence: Evidence) -> Answers:
+    """The accepted and rejected options of the conversation's question (none without options)."""
+    options = parse_options(evidence.question)
+    if not options:
+        return Answers(accepted=set(), rejected=set())
+    return answers(evidence.source_said, evidence.model_rejected, options, evidence.model_final)
 
 
 def answer_without_topic(text: str, evidence: Evidence) -> bool:
@@ -59,7 +67,7 @@ def rejected_answer_copy(text: str, evidence: Evidence) -> str | None:
     options = parse_options(evidence.question)
     if not options or not evidence.model_rejected:
         return None
-    rejected = answers(evidence.source_said, evidence.model_rejected, options, evidence.model_final).rejected
+    rejected = known_answers(evidence).rejected
     if not rejected:
         return None
     pitched = [
@@ -91,7 +99,7 @@ def rejected_in_other_words(text: str, evidence: Evidence) -> str | None:
     options = parse_options(evidence.question)
     if not options or not evidence.model_rejected:
         return None
-    known = answers(evidence.source_said, evidence.model_rejected, options, evidence.model_final)
+    known = known_answers(evidence)
     topic = set(stems(question_stem(evidence.question)))
     if not known.accepted or not known.rejected or not topic:
         return None
@@ -119,11 +127,7 @@ def rejected_echo(text: str, evidence: Evidence, source: Sequence[str]) -> str |
     if not evidence.model_rejected:
         return None
     options = parse_options(evidence.question)
-    accepted = (
-        answers(evidence.source_said, evidence.model_rejected, options, evidence.model_final).accepted
-        if options
-        else set()
-    )
+    accepted = known_answers(evidence).accepted
     case = set(stems(question_stem(evidence.question))) | stemset(options[a] for a in accepted)
     for clause in clauses(text):
         claim = [w for w in dict.fromkeys(stems(clause)) if w not in case]
@@ -149,7 +153,7 @@ def option_check(text: str, evidence: Evidence, source: Sequence[str]) -> GateVe
     options = parse_options(evidence.question)
     if not options:
         return None
-    known = answers(evidence.source_said, evidence.model_rejected, options, evidence.model_final)
+    known = known_answers(evidence)
     source_clauses = [c for s in source for c in clauses(s)]
     # in a negative question ("... does NOT provide:") "X does not ..." asserts X as the answer
     negative_question = bool(NEGATION.search(question_stem(evidence.question)))
@@ -214,8 +218,8 @@ def _within_accepted(letter: str, text: str, options: dict[str, str], accepted: 
 def accepted_option(evidence: Evidence) -> tuple[str, str] | None:
     """The option the source accepted (letter, text), when exactly one is clear."""
     options = parse_options(evidence.question)
-    known = answers(evidence.source_said, evidence.model_rejected, options, evidence.model_final) if options else None
-    if known is None or len(known.accepted) != 1:
+    accepted = known_answers(evidence).accepted
+    if len(accepted) != 1:
         return None
-    letter = next(iter(known.accepted))
+    letter = next(iter(accepted))
     return letter, options[letter]

@@ -61,13 +61,7 @@ def positive_text(chunk: str) -> str:
 
 def stems(text: str) -> list[str]:
     """Content-word stems of ``text`` in order (numbers whole, words cut to five letters)."""
-    out = []
-    for word in _WORD.findall(text.lower()):
-        if word[0].isdigit():
-            out.append(word)
-        elif len(word) > 2 and word not in _STOP:
-            out.append(_stem(word))
-    return out
+    return [w if w[0].isdigit() else w[:5] for w in words(text)]
 
 
 def words(text: str) -> list[str]:
@@ -88,10 +82,6 @@ def _unsuffix(word: str) -> str:
         if len(word) - len(suffix) >= 3 and word.endswith(suffix):
             return word[: -len(suffix)]
     return word
-
-
-def _stem(word: str) -> str:
-    return _unsuffix(word)[:5]
 
 
 def normal(text: str) -> str:
