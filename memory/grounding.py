@@ -29,7 +29,8 @@ for an option, the chatbot's closing pick among the options the expert spoke for
 were written in session 9 from the fresh3-fresh7 conversations (truth-144, -172, -190, -197, -296, -311) and
 measured on fresh8; then fresh8's own findings (a stage's letter "(T4d)" read as an option, "should've been
 B", the rejected answer said in other words: truth-325, -326, -348) made it tuning data too, and fresh9
-measures them. The evidence and the verdict are in :mod:`memory.gate_terms`.
+measured them; fresh9's findings (truth-378, a rejected sentence copied whole; truth-387, "osteoma" read as
+"osteosarcoma") gave the whole-sentence copy rule and the stricter word match, measured on fresh10. The evidence and the verdict are in :mod:`memory.gate_terms`.
 """
 
 from __future__ import annotations

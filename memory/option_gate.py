@@ -139,6 +139,26 @@ def rejected_echo(text: str, evidence: Evidence, source: Sequence[str]) -> str |
             backed = support_sentences(words, source)
             if not backed or backed[0][0] <= echoed[0][0] - ECHO_MARGIN:
                 return echoed[0][1]
+    return _rejected_sentence_copy(text, evidence, source, accepted, options)
+
+
+def _rejected_sentence_copy(
+    text: str, evidence: Evidence, source: Sequence[str], accepted: set[str], options: dict[str, str]
+) -> str | None:
+    """A rejected chatbot sentence the memory copies as a whole, which no source clause says as much of.
+
+    "The gland lies between its two bellies, which split it into a superficial and a deep part" is the
+    chatbot's reasoning for the rejected digastric; the expert's clauses share the question's words with
+    it, which hides the copy from the clause-by-clause comparison. A memory that names the accepted
+    option is about the answer, not a copy.
+    """
+    claim = set(stems(text)) - set(stems(question_stem(evidence.question)))
+    if len(claim) < ECHO_MIN_STEMS or named_options(text, options, positive_only=True) & accepted:
+        return None
+    echoed = support_sentences(text, evidence.model_rejected)
+    backed = support_sentences(text, source)
+    if echoed and echoed[0][0] >= COPY_COVER and (not backed or backed[0][0] < COPY_COVER):
+        return echoed[0][1]
     return None
 
 

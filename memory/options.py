@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import difflib
 import functools
+import itertools
 import re
 from collections.abc import Sequence
 
@@ -52,13 +53,14 @@ def letters_named(text: str) -> set[str]:
     return {m.group(1).upper() for pattern in _LETTER_REFS for m in pattern.finditer(text)}
 
 
-# two words are one when they share their first PREFIX letters and the shorter has at most SLACK more:
-# "phosphorylated" is "phosphorylase", "arthrography" is not "arthroscopy" (cut to five letters, both were
-# "arthr"), "glycogen" is in "glycogenolysis"; or when, spelt the American way, they share their first
+# two words are one when they share their first PREFIX letters and neither has more than SLACK after them:
+# "phosphorylated" is "phosphorylase", "hydroxylase" "hydroxylation", but "arthrography" is not
+# "arthroscopy" (cut to five letters, both were "arthr"), nor "osteoma" "osteosarcoma", nor "auricular"
+# "auriculotemporal"; or when, spelt the American way, they share their first
 # STEM letters and differ by little more than a spelling ("papilloedema" and "papilledema",
 # "arteriolosclerosis" and "arteriosclerosis"), while "hypothyroidism" is not "hyperthyroidism" nor
 # "estriol" "estradiol"; numbers must be equal
-PREFIX, SLACK = 5, 3
+PREFIX, SLACK = 5, 4
 STEM, SPELLING = 6, 0.9
 _BRITISH = re.compile(r"(?<=[a-z])[ao]e|^oe")
 
@@ -72,7 +74,7 @@ def alike(a: str, b: str) -> bool:
         return False
     a, b = _BRITISH.sub("e", a), _BRITISH.sub("e", b)
     shared = next((i for i, (x, y) in enumerate(zip(a, b, strict=False)) if x != y), min(len(a), len(b)))
-    if shared >= PREFIX and shared >= min(len(a), len(b)) - SLACK:
+    if shared >= PREFIX and max(len(a), len(b)) - shared <= SLACK:
         return True
     return shared >= STEM and difflib.SequenceMatcher(None, a, b).ratio() >= SPELLING
 
@@ -110,6 +112,18 @@ def _forms(option: str) -> list[set[str]]:
     return [outside | aside]
 
 
+def _joined(option: str) -> str | None:
+    """An option of two or three words written as one ("Phosphatidyl glycerol", "Mac conkey"), if it is one."""
+    parts = re.findall(r"[a-z]+", _ASIDE.sub(" ", option).lower())
+    return "".join(parts) if 2 <= len(parts) <= 3 and not re.search(r"\d", option) else None
+
+
+def _said(text: str) -> set[str]:
+    """The words of a text, with each pair of neighbours also joined ("phosphatidyl glycerol")."""
+    found = re.findall(r"[a-z]+", text.lower())
+    return set(words(text)) | {a + b for a, b in itertools.pairwise(found)}
+
+
 def _names(forms: list[set[str]], own: set[str], said: set[str]) -> bool:
     """Whether ``said`` names an option: all of one form's words, or all its own words and most of the rest."""
     for form in (f for f in forms if f):
@@ -134,16 +148,17 @@ def named_options(text: str, options: dict[str, str], positive_only: bool = Fals
     chunks = [positive_text(c) for c in CHUNK.split(text) if c.strip()] if positive_only else [text]
     own = _distinct(options)
     forms = {letter: _forms(text) for letter, text in options.items()}
+    joined = {letter: _joined(text) for letter, text in options.items()}
     named: set[str] = set()
     for chunk in chunks:
-        said = set(words(chunk))
-        found = {letter for letter in options if _names(forms[letter], own[letter], said)}
+        said = _said(chunk)
+        found = {letter for letter in options if _names(forms[letter], own[letter], said) or joined[letter] in said}
         found -= {a for a in found for b in found if a != b and part_of(options[a], options[b])}
         named |= found | (letters_named(chunk) & set(options))
     if positive_only and len(chunks) > 1:
         # an option of several parts may be named across chunks ("you need sodium fluoride, ... with
         # potassium oxalate"): it then wins over the shorter option inside it ("Potassium oxalate")
-        said = set().union(*(set(words(chunk)) for chunk in chunks))
+        said = set().union(*(_said(chunk) for chunk in chunks))
         spanning = {letter for letter in options if any(f and _found(f, said) == f for f in forms[letter])}
         named -= {a for a in named for b in spanning if a != b and part_of(options[a], options[b])}
         named |= {b for b in spanning if any(part_of(options[a], options[b]) for a in named | spanning if a != b)}

@@ -8,6 +8,8 @@ from memory.grounding import Evidence, GateReason, accepted_option, check
 from memory.models import MemoryType
 from memory.options import alike, named_options, parse_options
 
+R = MemoryType.RESIDUAL
+
 GLYCOGEN = (
     "Which enzyme works in both glycogen synthesis and breakdown? A) Glycogen synthase B) Glycogen phosphorylase "
     "C) Branching enzyme D) Phosphoglucomutase"
@@ -18,12 +20,15 @@ GLYCOGEN = (
     ("a", "b", "same"),
     [
         ("phosphorylat", "phosphorylase", True),  # "phosphorylated" with its ending cut
-        ("glycogen", "glycogenolysi", True),
+        ("periodontium", "periodontal", True),
         ("papilloedema", "papilledema", True),  # British and American spellings
         ("haemorrhage", "hemorrhage", True),
         ("arteriolosclerosi", "arteriosclerosi", True),
         ("phosphoglucomutase", "phosphorylase", False),  # both were "phosp" when cut to five letters
         ("arthrography", "arthroscopy", False),
+        ("osteoma", "osteosarcoma", False),
+        ("auricular", "auriculotemporal", False),
+        ("hydroxylase", "hydroxylation", True),
         ("hyperthyroidism", "hypothyroidism", False),
         ("hyperparathyroidism", "hypoparathyroidism", False),
         ("estradiol", "estriol", False),
@@ -63,6 +68,14 @@ def test_a_bracketed_aside_is_another_name_for_the_option() -> None:
     assert named_options("Compare three means by one-way analysis of variance.", options) == {"B"}
     assert named_options("The foramen ovale transmits V3.", options) == {"C"}
     assert named_options("Cranial nerve V3 branches.", options) == set()  # an aside of a number alone names nothing
+
+
+def test_an_option_written_as_one_word_is_named_and_a_number_is_not_dropped() -> None:
+    options = {"A": "Mac conkey medium", "B": "Phosphatidyl glycerol", "C": "Factor 8", "D": "Osteoma"}
+    assert named_options("MacConkey medium holds back cocci.", options) == {"A"}
+    assert named_options("Phosphatidylglycerol is absent from blood.", options) == {"B"}
+    assert named_options("Von Willebrand factor carries it.", options) == set()
+    assert named_options("It is not an osteosarcoma.", options) == set()
 
 
 def _closing(said: str, closing: str, question: str = GLYCOGEN, chose: str = "B) Glycogen phosphorylase.") -> Evidence:
@@ -165,3 +178,20 @@ def test_the_rejected_answer_in_other_words_is_refused_unless_the_expert_said_as
     # a memory leaning to the accepted option, and what the expert agreed with, pass
     assert check("The Greene and Vermillion index measures oral hygiene.", MemoryType.RESIDUAL, facts).ok
     assert check("The Greene and Vermillion index is scored on six tooth surfaces.", MemoryType.RESIDUAL, facts).ok
+
+
+def test_the_chatbot_s_rejected_sentence_copied_whole_is_refused() -> None:
+    question = "Which muscle divides the gland into an outer and an inner lobe? A) Masseter B) Buccinator C) Platysma"
+    chose = "A) Masseter. The gland sits between its two heads, which cut it into an outer and an inner lobe."
+    said = (
+        "No. The two heads of the masseter mark the space the gland lies in; they don't cut through it. "
+        "The buccinator does: the outer lobe lies on it and the inner lobe under it."
+    )
+    facts = Evidence(
+        question=question, source_said=[said], model_said=[chose, "B) Buccinator."], model_rejected=[chose]
+    )
+    copy = check("The gland lies between its two heads, which cut it into an outer and an inner lobe.", R, facts)
+    assert (copy.ok, copy.reason) == (False, GateReason.MODEL_WORDS)
+    assert check(
+        "The buccinator divides the gland: the outer lobe lies on it and the inner lobe under it.", R, facts
+    ).ok
