@@ -24,7 +24,9 @@ writing the says-nothing rule). Truth-283..truth-317 are the ``fresh7`` split, w
 used once (then read while writing the session-9 option-word and closing-pick rules). Truth-318..truth-352
 are the ``fresh8`` split, written after those rules and used once (then read while writing the session-9
 stage-letter, should've-been and rejected-answer-in-other-words rules). Truth-353..truth-387 are the
-``fresh9`` split, written after those rules and never used to tune anything.
+``fresh9`` split, written after those rules and used once (then read while writing the stricter option-word
+match and the whole-sentence copy rule). Truth-388..truth-422 are the ``fresh10`` split, written after those
+and never used to tune anything.
 
 Each conversation is built with ``agents.team.build_memories`` (SME source, domain medicine) into a
 FRESH temporary store, with the real model loaded once. Then every memory in the store is read back
@@ -272,7 +274,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument(
         "--split",
-        choices=["dev", "test", "fresh", "fresh2", "fresh3", "fresh4", "fresh5", "fresh6", "fresh7", "fresh8", "fresh9", "all"],
+        choices=[*SPLITS, "all"],
         default="dev",
         help="conversations to build",
     )
