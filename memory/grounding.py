@@ -30,7 +30,8 @@ were written in session 9 from the fresh3-fresh7 conversations (truth-144, -172,
 measured on fresh8; then fresh8's own findings (a stage's letter "(T4d)" read as an option, "should've been
 B", the rejected answer said in other words: truth-325, -326, -348) made it tuning data too, and fresh9
 measured them; fresh9's findings (truth-378, a rejected sentence copied whole; truth-387, "osteoma" read as
-"osteosarcoma") gave the whole-sentence copy rule and the stricter word match, measured on fresh10. The evidence and the verdict are in :mod:`memory.gate_terms`.
+"osteosarcoma") gave the whole-sentence copy rule and the stricter word match, measured on fresh10. The
+evidence and the verdict are in :mod:`memory.gate_terms`.
 """
 
 from __future__ import annotations
@@ -223,9 +224,9 @@ def check(text: str, memory_type: MemoryType, evidence: Evidence, *, mistake: bo
     against = _contradiction(text, source)
     if against is not None:
         return GateVerdict(ok=False, reason=GateReason.NEGATED, detail=f"the source said: {against!r}")
-    rejected = _rejected_answer(text, memory_type, evidence)
-    if rejected is not None:
-        return rejected
+    reject = _rejected_answer(text, memory_type, evidence)
+    if reject is not None:
+        return reject
     if memory_type is not MemoryType.USER_QUESTION or not _ASKING.search(text):
         # a user-question memory that reports what the user asked may list the options; one that
         # reports what the user stated may not put the chatbot's pick in the user's mouth
