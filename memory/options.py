@@ -56,10 +56,10 @@ def letters_named(text: str) -> set[str]:
 # two words are one when they share their first PREFIX letters and neither has more than SLACK after them:
 # "phosphorylated" is "phosphorylase", "hydroxylase" "hydroxylation", but "arthrography" is not
 # "arthroscopy" (cut to five letters, both were "arthr"), nor "osteoma" "osteosarcoma", nor "auricular"
-# "auriculotemporal"; or when, spelt the American way, they share their first
-# STEM letters and differ by little more than a spelling ("papilloedema" and "papilledema",
-# "arteriolosclerosis" and "arteriosclerosis"), while "hypothyroidism" is not "hyperthyroidism" nor
-# "estriol" "estradiol"; numbers must be equal
+# "auriculotemporal"; or when, spelt the American way, they share their first STEM letters and differ by
+# little more than a spelling ("papilloedema" and "papilledema", "arteriolosclerosis" and
+# "arteriosclerosis"), while "hypothyroidism" is not "hyperthyroidism" nor "estriol" "estradiol"; numbers
+# must be equal
 PREFIX, SLACK = 5, 4
 STEM, SPELLING = 6, 0.9
 _BRITISH = re.compile(r"(?<=[a-z])[ao]e|^oe")
