@@ -30,8 +30,10 @@ were written in session 9 from the fresh3-fresh7 conversations (truth-144, -172,
 measured on fresh8; then fresh8's own findings (a stage's letter "(T4d)" read as an option, "should've been
 B", the rejected answer said in other words: truth-325, -326, -348) made it tuning data too, and fresh9
 measured them; fresh9's findings (truth-378, a rejected sentence copied whole; truth-387, "osteoma" read as
-"osteosarcoma") gave the whole-sentence copy rule and the stricter word match, measured on fresh10. The
-evidence and the verdict are in :mod:`memory.gate_terms`.
+"osteosarcoma") gave the whole-sentence copy rule and the stricter word match, measured on fresh10;
+fresh10's truth-391 ("What doesn't belong is the Aschoff nodule" answering a "Not a feature" question) gave
+the negative-question reading of the expert's denial, measured on fresh11. The evidence and the verdict are
+in :mod:`memory.gate_terms`.
 """
 
 from __future__ import annotations

@@ -11,7 +11,16 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from memory.gate_terms import UNSAID_SHARE, Evidence, GateReason, GateVerdict, support_sentences
-from memory.options import Answers, answers, leaning, named_options, parse_options, part_of, question_stem
+from memory.options import (
+    Answers,
+    answers,
+    leaning,
+    named_options,
+    negative_question,
+    parse_options,
+    part_of,
+    question_stem,
+)
 from memory.wording import CHUNK, NEGATION, clauses, normal, stems, stemset, words
 
 # a clause of a memory whose claim (its words beyond the question's stem) one rejected chatbot clause
@@ -27,7 +36,8 @@ def known_answers(evidence: Evidence) -> Answers:
     options = parse_options(evidence.question)
     if not options:
         return Answers(accepted=set(), rejected=set())
-    return answers(evidence.source_said, evidence.model_rejected, options, evidence.model_final)
+    negative = negative_question(evidence.question)
+    return answers(evidence.source_said, evidence.model_rejected, options, evidence.model_final, negative)
 
 
 def answer_without_topic(text: str, evidence: Evidence) -> bool:

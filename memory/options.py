@@ -18,6 +18,7 @@ from memory.wording import CHUNK, positive_text, words
 
 _OPTION = re.compile(r"(?<![A-Za-z0-9])\(?([A-Ea-e])\)\s+(.+?)(?=\s+\(?[A-Ea-e]\)\s|$)")
 _ASIDE = re.compile(r"\(([^()]*)\)")
+_NEGATIVE = re.compile(r"\b(?:not|NOT|Not|except|EXCEPT|Except)\b|n't\b")
 _SENTENCE = re.compile(r"(?<=[.!?])\s+")
 _LETTER_REFS = (
     re.compile(r"(?<![A-Za-z0-9])\(?([A-Ea-e])\)"),  # not a stage's letter: "(T4d)"
@@ -46,6 +47,11 @@ def question_stem(question: str) -> str:
     flat = " ".join(question.split())
     found = list(_OPTION.finditer(flat)) if parse_options(flat) else []
     return flat[: found[0].start()].strip() if found else flat
+
+
+def negative_question(question: str) -> bool:
+    """Whether a question asks for the option that is not something ("Not a feature of", "all except")."""
+    return bool(_NEGATIVE.search(question_stem(question)))
 
 
 def letters_named(text: str) -> set[str]:
@@ -177,6 +183,7 @@ def answers(
     model_rejected: Sequence[str],
     options: dict[str, str],
     model_final: Sequence[str] = (),
+    negative: bool = False,
 ) -> Answers:
     """The option the source accepted, and the options the chatbot chose that the source did not accept.
 
@@ -188,7 +195,9 @@ def answers(
     picked it before (the closing only tells which of the options the source explained is the answer);
     else the options the source named positively that the chatbot had not mentioned (a source that
     mentions the chatbot's options is explaining why they are wrong, or agreeing with part of the
-    reasoning), unless the chatbot closed on another option: then none.
+    reasoning), unless the chatbot closed on another option: then none. In a ``negative`` question
+    (:func:`negative_question`) the source may speak for the answer by denying it ("What doesn't belong is
+    the Aschoff nodule").
     """
     chosen = {letter for said in model_rejected for letter in named_options(said, options)}
     picked = {letter for said in model_rejected for letter in letters_named(said)} & set(options)
@@ -212,7 +221,8 @@ def answers(
     }
     opening = set().union(*(_opening_pick(said, options, picked) for said in source_said))
     closing = _closing_pick(options, model_final) - picked
-    vouched = closing & leaning(source_said, options) - denied
+    # in a negative question ("Not a feature of ...") the source may also deny the answer: "X doesn't belong"
+    vouched = closing & (leaning(source_said, options) | denied if negative else leaning(source_said, options) - denied)
     unmatched = closing and not closing & (by_words - chosen)  # the chatbot closed on another option
     accepted = by_letter or opening or vouched or (set() if unmatched else by_words - chosen)
     negated = said_against - accepted

@@ -195,3 +195,22 @@ def test_the_chatbot_s_rejected_sentence_copied_whole_is_refused() -> None:
     assert check(
         "The buccinator divides the gland: the outer lobe lies on it and the inner lobe under it.", R, facts
     ).ok
+
+
+def test_in_a_negative_question_the_expert_may_speak_for_the_answer_by_denying_it() -> None:
+    question = (
+        "Not a feature of infective endocarditis: A) Roth spots B) Osler's nodes C) Aschoff nodules D) Janeway lesions"
+    )
+    chose = "D) Janeway lesions. They are painless, so they hardly count."
+    said = (
+        "Janeway lesions are very much a feature. "
+        "What doesn't belong is the Aschoff nodule. That is a lesion of rheumatic carditis."
+    )
+    facts = Evidence(
+        question=question, source_said=[said], model_said=[chose, "Got it: C) Aschoff nodules."], model_rejected=[chose]
+    )
+    assert accepted_option(facts) == ("C", "Aschoff nodules")
+    assert check("The Aschoff nodule is a lesion of rheumatic carditis.", R, facts).ok
+    # in a question that is not negative, denying an option never makes it the answer
+    plain = facts.model_copy(update={"question": question.replace("Not a feature", "A feature")})
+    assert accepted_option(plain) is None
