@@ -26,7 +26,8 @@ are the ``fresh8`` split, written after those rules and used once (then read whi
 stage-letter, should've-been and rejected-answer-in-other-words rules). Truth-353..truth-387 are the
 ``fresh9`` split, written after those rules and used once (then read while writing the stricter option-word
 match and the whole-sentence copy rule). Truth-388..truth-422 are the ``fresh10`` split, written after those
-and never used to tune anything.
+and used once (then read while writing the negative-question rule). Truth-423..truth-457 are the ``fresh11``
+split, written after that rule and never used to tune anything.
 
 Each conversation is built with ``agents.team.build_memories`` (SME source, domain medicine) into a
 FRESH temporary store, with the real model loaded once. Then every memory in the store is read back
