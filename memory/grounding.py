@@ -32,7 +32,9 @@ B", the rejected answer said in other words: truth-325, -326, -348) made it tuni
 measured them; fresh9's findings (truth-378, a rejected sentence copied whole; truth-387, "osteoma" read as
 "osteosarcoma") gave the whole-sentence copy rule and the stricter word match, measured on fresh10;
 fresh10's truth-391 ("What doesn't belong is the Aschoff nodule" answering a "Not a feature" question) gave
-the negative-question reading of the expert's denial, measured on fresh11. The evidence and the verdict are
+the negative-question reading of the expert's denial, measured on fresh11. fresh11's findings (truth-423,
+-443, -451) gave "Answer's B", options told apart by their text when their words are the same, and the
+closing letter before the closing words; no split has measured those yet. The evidence and the verdict are
 in :mod:`memory.gate_terms`.
 """
 

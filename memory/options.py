@@ -14,7 +14,7 @@ from collections.abc import Sequence
 
 from pydantic import BaseModel
 
-from memory.wording import CHUNK, positive_text, words
+from memory.wording import CHUNK, normal, positive_text, words
 
 _OPTION = re.compile(r"(?<![A-Za-z0-9])\(?([A-Ea-e])\)\s+(.+?)(?=\s+\(?[A-Ea-e]\)\s|$)")
 _ASIDE = re.compile(r"\(([^()]*)\)")
@@ -22,7 +22,7 @@ _NEGATIVE = re.compile(r"\b(?:not|NOT|Not|except|EXCEPT|Except)\b|n't\b")
 _SENTENCE = re.compile(r"(?<=[.!?])\s+")
 _LETTER_REFS = (
     re.compile(r"(?<![A-Za-z0-9])\(?([A-Ea-e])\)"),  # not a stage's letter: "(T4d)"
-    re.compile(r"\b(?:[Aa]nswer|[Oo]ption|[Cc]hoice)\s*(?:is|:|-|=)?\s*\(?([A-E])\b(?![a-z'])"),
+    re.compile(r"\b(?:[Aa]nswer|[Oo]ption|[Cc]hoice)(?:'s|’s)?\s*(?:is|:|-|=)?\s*\(?([A-E])\b(?![a-z'])"),
     re.compile(r"\b(?:[Ii]t'?s|[Ii]t is|[Pp]ick|[Cc]hoose|[Gg]o with)\s+\(?([A-E])\b(?![a-z'])"),
     re.compile(r"^\s*(?:[Nn]o|[Yy]es)?[,.!\s]*\(?([A-E])\)?\s*[.!]?\s*$"),
     # a clause that opens with the letter and calls it right: "C is correct", "B is the one"
@@ -155,10 +155,21 @@ def named_options(text: str, options: dict[str, str], positive_only: bool = Fals
     own = _distinct(options)
     forms = {letter: _forms(text) for letter, text in options.items()}
     joined = {letter: _joined(text) for letter, text in options.items()}
+    # options whose words are the same ("Knock down", "Knock out"; "HSV I", "HSV II") are named by their text
+    twins = {a for a in options for b in options if a != b and set(words(options[a])) == set(words(options[b]))}
     named: set[str] = set()
     for chunk in chunks:
         said = _said(chunk)
-        found = {letter for letter in options if _names(forms[letter], own[letter], said) or joined[letter] in said}
+        flat = f" {normal(chunk)} "
+        found = {
+            letter
+            for letter in options
+            if (
+                f" {normal(options[letter])} " in flat
+                if letter in twins
+                else _names(forms[letter], own[letter], said) or joined[letter] in said
+            )
+        }
         found -= {a for a in found for b in found if a != b and part_of(options[a], options[b])}
         named |= found | (letters_named(chunk) & set(options))
     if positive_only and len(chunks) > 1:
@@ -230,9 +241,13 @@ def answers(
 
 
 def _closing_pick(options: dict[str, str], model_final: Sequence[str]) -> set[str]:
-    """The one option the chatbot's closing turns name positively ("Understood, the answer is D) ..."), if one."""
+    """The one option the chatbot's closing turns name positively ("Understood, the answer is D) ..."), if one.
+
+    A letter decides where the words cannot ("B) HSV II" also has the words of "HSV I").
+    """
     named = {letter for said in model_final for letter in named_options(said, options, positive_only=True)}
-    return named if len(named) == 1 else set()
+    lettered = named & {letter for said in model_final for letter in letters_named(said)}
+    return lettered if len(lettered) == 1 else named if len(named) == 1 else set()
 
 
 def leaning(texts: Sequence[str], options: dict[str, str], beyond: str = "") -> set[str]:

@@ -131,6 +131,8 @@ def test_a_bare_stance_is_no_user_memory_but_a_preference_is() -> None:
         (["It should be A patient with anaemia."], None),
         (["Should've been B."], ("B", "yam")),
         (["It should have been C."], ("C", "zeta")),
+        (["Answer's B."], ("B", "yam")),
+        (["I'd go with C here."], ("C", "zeta")),
         # a stage's letter is no option letter: "(T4d)"
         (["Skin oedema counts as T4b; inflammatory carcinoma is (T4d)."], None),
     ],
@@ -214,3 +216,18 @@ def test_in_a_negative_question_the_expert_may_speak_for_the_answer_by_denying_i
     # in a question that is not negative, denying an option never makes it the answer
     plain = facts.model_copy(update={"question": question.replace("Not a feature", "A feature")})
     assert accepted_option(plain) is None
+
+
+def test_options_whose_words_are_the_same_are_told_apart_by_their_text_and_letters() -> None:
+    knock = {"A": "Knock in", "B": "Knock out", "C": "Knock down", "D": "Knock up"}
+    assert named_options("RNA interference gives a knock down of the gene.", knock) == {"C"}
+    assert named_options("The gene is knocked about.", knock) == set()
+    question = "Neonatal encephalitis without skin lesions: A) HSV I B) HSV II C) Meningococci D) Streptococci"
+    said = "In newborns herpes is mostly type 2, from the birth canal; group B streptococcus gives meningitis instead."
+    chose = "A) HSV I, the commonest cause of viral encephalitis."
+    facts = Evidence(
+        question=question, source_said=[said], model_said=[chose, "Clear. B) HSV II."], model_rejected=[chose]
+    )
+    # the closing letter names B although its words are A's too; the expert's words do not speak for B
+    # (type 2 is no option word), so no option is taken, and never the streptococci the expert mentioned
+    assert accepted_option(facts) is None
