@@ -155,8 +155,11 @@ def named_options(text: str, options: dict[str, str], positive_only: bool = Fals
     own = _distinct(options)
     forms = {letter: _forms(text) for letter, text in options.items()}
     joined = {letter: _joined(text) for letter, text in options.items()}
-    # options whose words are the same ("Knock down", "Knock out"; "HSV I", "HSV II") are named by their text
-    twins = {a for a in options for b in options if a != b and set(words(options[a])) == set(words(options[b]))}
+    # options whose words are the same ("Knock down", "Knock out"; "HSV I", "HSV II") are named by their text;
+    # options with no word at all ("I", "II": lead I, factor II) only by their letter, as before
+    twins = {
+        a for a in options for b in options if a != b and set(words(options[a])) == set(words(options[b])) != set()
+    }
     named: set[str] = set()
     for chunk in chunks:
         said = _said(chunk)

@@ -231,3 +231,9 @@ def test_options_whose_words_are_the_same_are_told_apart_by_their_text_and_lette
     # the closing letter names B although its words are A's too; the expert's words do not speak for B
     # (type 2 is no option word), so no option is taken, and never the streptococci the expert mentioned
     assert accepted_option(facts) is None
+
+
+def test_options_with_no_word_are_named_by_their_letter_only() -> None:
+    leads = {"A": "III", "B": "I", "C": "aVF", "D": "aVL"}
+    assert named_options("I think the tallest R is in aVF.", leads) == {"C"}
+    assert named_options("Lead B) I lies at 0 degrees.", leads) == {"B"}
