@@ -234,6 +234,6 @@ def test_options_whose_words_are_the_same_are_told_apart_by_their_text_and_lette
 
 
 def test_options_with_no_word_are_named_by_their_letter_only() -> None:
-    leads = {"A": "III", "B": "I", "C": "aVF", "D": "aVL"}
+    leads = {"A": "II", "B": "I", "C": "aVF", "D": "aVL"}
     assert named_options("I think the tallest R is in aVF.", leads) == {"C"}
     assert named_options("Lead B) I lies at 0 degrees.", leads) == {"B"}
