@@ -171,9 +171,7 @@ def test_the_rejected_answer_in_other_words_is_refused_unless_the_expert_said_as
         "Oral hygiene, so B. Periodontal disease isn't what it measures: that is Russell's periodontal index. "
         "You're right that the Greene and Vermillion index is scored on six tooth surfaces."
     )
-    facts = Evidence(
-        question=question, source_said=[said], model_said=[chose, "B) Oral hygiene."], model_rejected=[chose]
-    )
+    facts = _closing(said, "B) Oral hygiene.", question, chose)
     reworded = check("The Greene and Vermillion index grades the periodontium.", MemoryType.RESIDUAL, facts)
     assert (reworded.ok, reworded.reason) == (False, GateReason.REJECTED_ANSWER)
     assert reworded.detail == "says the rejected A) Periodontal disease in other words"
@@ -189,9 +187,7 @@ def test_the_chatbot_s_rejected_sentence_copied_whole_is_refused() -> None:
         "No. The two heads of the masseter mark the space the gland lies in; they don't cut through it. "
         "The buccinator does: the outer lobe lies on it and the inner lobe under it."
     )
-    facts = Evidence(
-        question=question, source_said=[said], model_said=[chose, "B) Buccinator."], model_rejected=[chose]
-    )
+    facts = _closing(said, "B) Buccinator.", question, chose)
     copy = check("The gland lies between its two heads, which cut it into an outer and an inner lobe.", R, facts)
     assert (copy.ok, copy.reason) == (False, GateReason.MODEL_WORDS)
     assert check(
@@ -208,9 +204,7 @@ def test_in_a_negative_question_the_expert_may_speak_for_the_answer_by_denying_i
         "Janeway lesions are very much a feature. "
         "What doesn't belong is the Aschoff nodule. That is a lesion of rheumatic carditis."
     )
-    facts = Evidence(
-        question=question, source_said=[said], model_said=[chose, "Got it: C) Aschoff nodules."], model_rejected=[chose]
-    )
+    facts = _closing(said, "Got it: C) Aschoff nodules.", question, chose)
     assert accepted_option(facts) == ("C", "Aschoff nodules")
     assert check("The Aschoff nodule is a lesion of rheumatic carditis.", R, facts).ok
     # in a question that is not negative, denying an option never makes it the answer
@@ -225,9 +219,7 @@ def test_options_whose_words_are_the_same_are_told_apart_by_their_text_and_lette
     question = "Neonatal encephalitis without skin lesions: A) HSV I B) HSV II C) Meningococci D) Streptococci"
     said = "In newborns herpes is mostly type 2, from the birth canal; group B streptococcus gives meningitis instead."
     chose = "A) HSV I, the commonest cause of viral encephalitis."
-    facts = Evidence(
-        question=question, source_said=[said], model_said=[chose, "Clear. B) HSV II."], model_rejected=[chose]
-    )
+    facts = _closing(said, "Clear. B) HSV II.", question, chose)
     # the closing letter names B although its words are A's too; the expert's words do not speak for B
     # (type 2 is no option word), so no option is taken, and never the streptococci the expert mentioned
     assert accepted_option(facts) is None
