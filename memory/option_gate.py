@@ -8,6 +8,7 @@ when each of its words occurs somewhere in what the source said. Pure and determ
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 
 from memory.gate_terms import UNSAID_SHARE, Evidence, GateReason, GateVerdict, support_sentences
@@ -32,12 +33,22 @@ COPY_COVER, COPY_MIN_STEMS = 0.8, 2
 
 
 def known_answers(evidence: Evidence) -> Answers:
-    """The accepted and rejected options of the conversation's question (none without options)."""
-    options = parse_options(evidence.question)
+    """The accepted and rejected options of the conversation's question (none without options).
+
+    Every check of a candidate asks; the answer is worked out once per conversation.
+    """
+    said = (tuple(evidence.source_said), tuple(evidence.model_rejected), tuple(evidence.model_final))
+    return _known_answers(evidence.question, *said)
+
+
+@functools.lru_cache(maxsize=64)
+def _known_answers(
+    question: str, source_said: tuple[str, ...], model_rejected: tuple[str, ...], model_final: tuple[str, ...]
+) -> Answers:
+    options = parse_options(question)
     if not options:
-        return Answers(accepted=set(), rejected=set())
-    negative = negative_question(evidence.question)
-    return answers(evidence.source_said, evidence.model_rejected, options, evidence.model_final, negative)
+        return Answers(accepted=frozenset(), rejected=frozenset())
+    return answers(source_said, model_rejected, options, model_final, negative_question(question))
 
 
 def answer_without_topic(text: str, evidence: Evidence) -> bool:
@@ -153,7 +164,7 @@ def rejected_echo(text: str, evidence: Evidence, source: Sequence[str]) -> str |
 
 
 def _rejected_sentence_copy(
-    text: str, evidence: Evidence, source: Sequence[str], accepted: set[str], options: dict[str, str]
+    text: str, evidence: Evidence, source: Sequence[str], accepted: frozenset[str], options: dict[str, str]
 ) -> str | None:
     """A rejected chatbot sentence the memory copies as a whole, which no source clause says as much of.
 
@@ -226,7 +237,7 @@ def option_check(text: str, evidence: Evidence, source: Sequence[str]) -> GateVe
     return None
 
 
-def _within_accepted(letter: str, text: str, options: dict[str, str], accepted: set[str]) -> bool | None:
+def _within_accepted(letter: str, text: str, options: dict[str, str], accepted: frozenset[str]) -> bool | None:
     """For an option whose words are all inside an accepted option's: whether ``text`` names that one in full.
 
     None when no accepted option contains it. "Potassium oxalate" inside the accepted "Potassium oxalate +

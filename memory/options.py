@@ -12,7 +12,7 @@ import itertools
 import re
 from collections.abc import Sequence
 
-from pydantic import BaseModel
+from pydantic import BaseModel, ConfigDict
 
 from memory.wording import CHUNK, normal, positive_text, words
 
@@ -96,6 +96,25 @@ def part_of(inner: str, outer: str) -> bool:
     return bool(mine) and _found(mine, theirs) == mine and _found(theirs, mine) != theirs
 
 
+Shapes = tuple[dict[str, set[str]], dict[str, list[set[str]]], dict[str, str | None], set[str]]
+
+
+@functools.lru_cache(maxsize=256)
+def _shapes(items: tuple[tuple[str, str], ...]) -> Shapes:
+    """What naming needs of a question's options, worked out once per question (read only).
+
+    Each option's own words, its word forms, its one-word spelling, and the twins: options whose words are
+    the same ("Knock down", "Knock out"; "HSV I", "HSV II"), named only by their text (options with no word
+    at all, "I", "II", only by their letter).
+    """
+    options = dict(items)
+    said = {letter: set(words(text)) for letter, text in options.items()}
+    twins = {a for a in options for b in options if a != b and said[a] == said[b] != set()}
+    forms = {letter: _forms(text) for letter, text in options.items()}
+    joined = {letter: _joined(text) for letter, text in options.items()}
+    return _distinct(options), forms, joined, twins
+
+
 def _distinct(options: dict[str, str]) -> dict[str, set[str]]:
     """Each option's own words (those no other option shares)."""
     own = {letter: set(words(text)) for letter, text in options.items()}
@@ -152,14 +171,7 @@ def named_options(text: str, options: dict[str, str], positive_only: bool = Fals
     if not options:
         return set()
     chunks = [positive_text(c) for c in CHUNK.split(text) if c.strip()] if positive_only else [text]
-    own = _distinct(options)
-    forms = {letter: _forms(text) for letter, text in options.items()}
-    joined = {letter: _joined(text) for letter, text in options.items()}
-    # options whose words are the same ("Knock down", "Knock out"; "HSV I", "HSV II") are named by their text;
-    # options with no word at all ("I", "II": lead I, factor II) only by their letter, as before
-    twins = {
-        a for a in options for b in options if a != b and set(words(options[a])) == set(words(options[b])) != set()
-    }
+    own, forms, joined, twins = _shapes(tuple(options.items()))
     named: set[str] = set()
     for chunk in chunks:
         said = _said(chunk)
@@ -186,10 +198,12 @@ def named_options(text: str, options: dict[str, str], positive_only: bool = Fals
 
 
 class Answers(BaseModel):
-    """The accepted option(s) and the rejected ones, by letter."""
+    """The accepted option(s) and the rejected ones, by letter (immutable: results are shared)."""
 
-    accepted: set[str]
-    rejected: set[str]
+    model_config = ConfigDict(frozen=True)
+
+    accepted: frozenset[str]
+    rejected: frozenset[str]
 
 
 def answers(
@@ -240,7 +254,7 @@ def answers(
     unmatched = closing and not closing & (by_words - chosen)  # the chatbot closed on another option
     accepted = by_letter or opening or vouched or (set() if unmatched else by_words - chosen)
     negated = said_against - accepted
-    return Answers(accepted=accepted, rejected=(chosen | negated) - accepted)
+    return Answers(accepted=frozenset(accepted), rejected=frozenset((chosen | negated) - accepted))
 
 
 def _closing_pick(options: dict[str, str], model_final: Sequence[str]) -> set[str]:
@@ -261,7 +275,8 @@ def leaning(texts: Sequence[str], options: dict[str, str], beyond: str = "") -> 
     """
     positive = {w for said in texts for c in CHUNK.split(said) for w in words(positive_text(c))}
     positive -= _found(positive, set(words(beyond)))
-    return {letter for letter, own in _distinct(options).items() if own and _found(own, positive)}
+    own_words = _shapes(tuple(options.items()))[0]
+    return {letter for letter, own in own_words.items() if own and _found(own, positive)}
 
 
 def _opening_pick(said: str, options: dict[str, str], picked: set[str]) -> set[str]:
