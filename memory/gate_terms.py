@@ -30,6 +30,8 @@ class GateReason(StrEnum):
     ANSWER_AS_MISTAKE = "answer_as_mistake"
     NO_SOURCE = "no_source"
     DOMAIN_FACT = "domain_fact"
+    SWAPPED_SUBJECT = "swapped_subject"
+    MISREPORTED = "misreported"
 
 
 class GateVerdict(BaseModel):

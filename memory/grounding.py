@@ -9,7 +9,7 @@ came from, split by speaker (who said what comes from the turns' roles, never fr
   for an LLM-response memory. Words from elsewhere are a claim nobody made (or the chatbot's words
   credited to the user). Numbers must be said exactly;
 - a memory must not positively assert what the source negated ("X does not act on Y" never becomes
-  "X acts on Y");
+  "X acts on Y"), nor deny what the source asserted;
 - a memory must not repeat the chatbot's rejected answer: an answer option the chatbot chose and the
   source did not accept, or wording found only in the chatbot's turns;
 - a memory must not restate the chatbot's rejected reasoning, even in words the source also used
@@ -34,8 +34,12 @@ measured them; fresh9's findings (truth-378, a rejected sentence copied whole; t
 fresh10's truth-391 ("What doesn't belong is the Aschoff nodule" answering a "Not a feature" question) gave
 the negative-question reading of the expert's denial, measured on fresh11. fresh11's findings (truth-423,
 -443, -451) gave "Answer's B", options told apart by their text when their words are the same, and the
-closing letter before the closing words; no split has measured those yet. The evidence and the verdict are
-in :mod:`memory.gate_terms`.
+closing letter before the closing words. Session 10 read fresh11 (truth-427, -428, -429, -442) and added
+three checks: a memory may not deny what the source asserted in a clause of its own; a memory may not say of
+the accepted option what the source said of a rejected one (:func:`memory.option_gate.swapped_subject`); a
+user-question memory may report only a question or an agreement the user's turns hold
+(:mod:`memory.user_reports`). fresh12 measures fresh11's findings and these. The evidence and the verdict
+are in :mod:`memory.gate_terms`.
 """
 
 from __future__ import annotations
@@ -54,10 +58,13 @@ from memory.option_gate import (
     rejected_echo,
     rejected_in_other_words,
     says_nothing_new,
+    swapped_subject,
 )
 from memory.options import named_options, parse_options, question_stem, unletter
+from memory.user_reports import misreported
 from memory.wording import (
     CHUNK,
+    NEGATION,
     asserted_stems,
     clauses,
     negated_stems,
@@ -92,8 +99,11 @@ _REPORT = re.compile(r"\b(?:user|expert|sme)\b", re.IGNORECASE)  # a memory that
 _MISTAKE = re.compile(r"\b(?:avoid|mistake|wrong|incorrect|not)\b", re.IGNORECASE)
 
 
-def _contradiction(memory: str, texts: Sequence[str]) -> str | None:
-    """A source clause that negates what the memory asserts positively, if any."""
+def _contradiction(memory: str, texts: Sequence[str], question: str = "") -> str | None:
+    """A source clause that negates what the memory asserts positively, or asserts what it negates, if any.
+
+    A denial the question itself makes ("Which ... is not used in the quadruple test") is the question's.
+    """
     positive = asserted_stems(memory)
     mine = set(stems(memory))
     for text in texts:
@@ -104,7 +114,29 @@ def _contradiction(memory: str, texts: Sequence[str]) -> str | None:
             same_subject = subject <= mine if subject else True
             if against and covered >= NEGATED_SUPPORT and same_subject:
                 return clause
-    return _self_contradiction(memory, texts)
+    return _self_contradiction(memory, texts) or _denied_statement(memory, texts, question)
+
+
+def _denied_statement(memory: str, texts: Sequence[str], question: str) -> str | None:
+    """A source clause with no negation that asserts what the memory negates, if any.
+
+    "Biotin is a cofactor for acetyl-CoA carboxylase, but not for propionyl-CoA carboxylase", after the
+    expert said "Propionyl-CoA carboxylase ... is biotin-dependent as well": the memory denies two stems
+    at least of a positive source clause, and that clause also shares a word the memory asserts (what the
+    denial is about). Words the source itself negated somewhere are not counted: the memory may repeat a
+    denial the source made.
+    """
+    denied = negated_stems(memory)
+    if len(denied) < SELF_DENIAL:
+        return None
+    source_clauses = [c for text in texts for c in clauses(text)]
+    denied -= {s for c in [*source_clauses, question] for s in negated_stems(c)}
+    kept = asserted_stems(memory)
+    found = [
+        (len(denied & set(stems(c))), c) for c in source_clauses if not NEGATION.search(c) and kept & set(stems(c))
+    ]
+    best = max(found, default=(0, ""), key=lambda pair: pair[0])
+    return best[1] if best[0] >= max(SELF_DENIAL, NEGATED_SUPPORT * len(denied)) else None
 
 
 def _self_contradiction(memory: str, texts: Sequence[str]) -> str | None:
@@ -225,7 +257,7 @@ def check(text: str, memory_type: MemoryType, evidence: Evidence, *, mistake: bo
         if memory_type is not MemoryType.USER_QUESTION
         else [*evidence.user_said]
     )
-    against = _contradiction(text, source)
+    against = _contradiction(text, source, question_stem(evidence.question))
     if against is not None:
         return GateVerdict(ok=False, reason=GateReason.NEGATED, detail=f"the source said: {against!r}")
     reject = _rejected_answer(text, memory_type, evidence)
@@ -239,26 +271,41 @@ def check(text: str, memory_type: MemoryType, evidence: Evidence, *, mistake: bo
         )
         if verdict is not None:
             return verdict
+    reported = misreported(text, evidence) if memory_type is MemoryType.USER_QUESTION else None
+    if reported is not None:
+        return reported
     useless = _useless(text, memory_type, evidence)
     if useless is not None:
         return useless
     if memory_type is not MemoryType.USER_QUESTION:
-        own = stemset(source) | stemset([evidence.question])
-        rejected = stemset(evidence.model_rejected)
-        model_only = [w for w in dict.fromkeys(stems(text)) if w in rejected and w not in own]
-        if len(model_only) >= MODEL_WORDS:
-            return GateVerdict(
-                ok=False, reason=GateReason.MODEL_WORDS, detail="repeats the chatbot's answer", unsupported=model_only
-            )
-        echo = rejected_echo(text, evidence, source)
-        if echo is not None:
-            return GateVerdict(
-                ok=False, reason=GateReason.MODEL_WORDS, detail=f"repeats the chatbot's rejected reasoning: {echo!r}"
-            )
+        borrowed = _borrowed(text, evidence, source)
+        if borrowed is not None:
+            return borrowed
     positive = asserted_stems(text)
     best = [(share, c) for share, c in support_sentences(text, source) if not negated_stems(c) & positive]
     where = f"best support: {best[0][1]!r}" if best and best[0][0] > 0 else "supported by the question and source"
     return GateVerdict(ok=True, reason=GateReason.SUPPORTED, detail=where)
+
+
+def _borrowed(text: str, evidence: Evidence, source: Sequence[str]) -> GateVerdict | None:
+    """A memory credited to the source that is the chatbot's, or the source's said of another subject."""
+    own = stemset(source) | stemset([evidence.question])
+    rejected = stemset(evidence.model_rejected)
+    model_only = [w for w in dict.fromkeys(stems(text)) if w in rejected and w not in own]
+    if len(model_only) >= MODEL_WORDS:
+        return GateVerdict(
+            ok=False, reason=GateReason.MODEL_WORDS, detail="repeats the chatbot's answer", unsupported=model_only
+        )
+    echo = rejected_echo(text, evidence, source)
+    if echo is not None:
+        return GateVerdict(
+            ok=False, reason=GateReason.MODEL_WORDS, detail=f"repeats the chatbot's rejected reasoning: {echo!r}"
+        )
+    swapped = swapped_subject(text, evidence, source)
+    if swapped is not None:
+        detail = f"says of the accepted answer what the source said of a rejected one: {swapped!r}"
+        return GateVerdict(ok=False, reason=GateReason.SWAPPED_SUBJECT, detail=detail)
+    return None
 
 
 _TERM = re.compile(r"\b(?:writes|says|uses|means|meaning|stands? for|short for|abbreviat\w*|term|calls)\b", re.I)

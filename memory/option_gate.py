@@ -30,6 +30,8 @@ ECHO_COVER, ECHO_MARGIN, ECHO_MIN_STEMS = 0.8, 0.3, 3
 # a clause of a memory that names a rejected option, that one chatbot clause naming it covers this much of
 # and that no clause of the source covers as much of, is the chatbot's rejected answer, copied
 COPY_COVER, COPY_MIN_STEMS = 0.8, 2
+# a clause naming the accepted option whose claim one source clause about a rejected option covers this much of
+SWAP_COVER = 0.75
 
 
 def known_answers(evidence: Evidence) -> Answers:
@@ -180,6 +182,37 @@ def _rejected_sentence_copy(
     backed = support_sentences(text, source)
     if echoed and echoed[0][0] >= COPY_COVER and (not backed or backed[0][0] < COPY_COVER):
         return echoed[0][1]
+    return None
+
+
+def swapped_subject(text: str, evidence: Evidence, source: Sequence[str]) -> str | None:
+    """The source clause about a rejected option that a clause of the memory says of the accepted one, if any.
+
+    "Apo B-100 mutation is the most probable cause of type I hyperlipoproteinaemia, with huge amounts of
+    chylomicrons", after the expert said that lipoprotein lipase deficiency (the rejected option) gives
+    type I hyperlipoproteinaemia with huge amounts of chylomicrons: every word was said, but of another
+    subject. The claim (the clause's words beyond the question's stem and the options) comes from one source
+    clause that names a rejected option and not the accepted one, and no clause naming the accepted option
+    says as much of it.
+    """
+    options = parse_options(evidence.question)
+    known = known_answers(evidence)
+    if not options or not known.accepted or not known.rejected:
+        return None
+    case = set(stems(question_stem(evidence.question))) | stemset(options.values())
+    source_clauses = [c for s in source for c in clauses(s)]
+    for clause in clauses(text):
+        named = named_options(clause, options, positive_only=True)
+        if not named & known.accepted or named - known.accepted:
+            continue
+        claim = " ".join(w for w in dict.fromkeys(stems(clause)) if w not in case)
+        if len(claim.split()) < ECHO_MIN_STEMS:
+            continue
+        about = [(share, c, named_options(c, options)) for share, c in support_sentences(claim, source_clauses)]
+        own = max((share for share, _, theirs in about if theirs & known.accepted), default=0.0)
+        for share, said, theirs in about:
+            if share >= SWAP_COVER and share > own and theirs & known.rejected and not theirs & known.accepted:
+                return said
     return None
 
 

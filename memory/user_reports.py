@@ -1,0 +1,65 @@
+"""What a user-question memory may report of the user: a question they asked, an agreement they made.
+
+Part of the truth gate (:mod:`memory.grounding` runs it on user-question memories). Written in session 10
+from fresh11's misattributed reports (truth-427, -442, -453) and the earlier splits' (truth-380, -413);
+pure and deterministic.
+"""
+
+from __future__ import annotations
+
+import re
+
+from memory.gate_terms import Evidence, GateReason, GateVerdict
+from memory.options import named_options, parse_options, question_stem
+from memory.wording import clauses, stems, stemset
+
+_AGREEING = re.compile(r"\b(?:agree[sd]?|agreeing|confirm[sd]?|confirmed|concede[sd]?)\b", re.IGNORECASE)
+_ASSENT = re.compile(r"\b(?:agree\w*|right|correct|yes|true|fair|exactly|indeed|confirm\w*|granted)\b", re.I)
+# a sentence that asks something: it ends in "?" or opens with a question word or a request
+_ASKS = re.compile(
+    r"^(?:what|which|how|why|when|where|who|whom|whose|is|are|was|were|do|does|did|can|could|should|would|will|"
+    r"may|tell|explain|describe|list|give|show|help|please|i want|i need|i wonder|i'd like|i would like)\b",
+    re.IGNORECASE,
+)
+_SENTENCE = re.compile(r"(?<=[.?!])\s+")
+# "The user asks ...", "the user is asking whether ...": a memory reporting what the user asked
+_ASKED = re.compile(
+    r"\buser\s+(?:\w+\s+){0,2}?(?:ask|asks|asked|asking|wonders|wondered|wants to know|inquires)\b", re.IGNORECASE
+)
+# a report of asking or agreeing may paraphrase: this share of its words (one at least) may be missing
+MISREPORT_SHARE = 1 / 3
+
+
+def misreported(text: str, evidence: Evidence) -> GateVerdict | None:
+    """A user-question memory that reports a question or an agreement the user's turns do not hold.
+
+    "The user asks if forward scatter is used to assess cell death" glues one option to the question the
+    user asked; "The user asks about Gustafson's method" reports a name the expert only said in passing;
+    "The user agrees on PRSS1 mutations" reports agreement where the expert disagreed. What the user
+    asked comes from the sentences that ask (the opening question without its options, a sentence ending
+    in "?" or opening with a question word or a request); what the user agreed on, from the clauses where
+    they assent. An option is asked about only if one of those sentences names it.
+    """
+    if _ASKED.search(text):
+        said = [question_stem(evidence.question)] + [
+            sentence
+            for turn in evidence.user_said[1:]
+            for sentence in _SENTENCE.split(turn)
+            if sentence.rstrip().endswith("?") or _ASKS.match(sentence.strip())
+        ]
+        what = "a question the user did not ask"
+    elif _AGREEING.search(text):
+        said = [c for turn in evidence.user_said for c in clauses(turn) if _ASSENT.search(c)]
+        what = "an agreement the user did not express"
+    else:
+        return None
+    words = set(stems(text))
+    missing = sorted(words - stemset(said))
+    options = parse_options(evidence.question)
+    glued = named_options(text, options, positive_only=True) - set().union(*(named_options(s, options) for s in said))
+    if len(missing) <= max(1, MISREPORT_SHARE * len(words)) and not glued:
+        return None
+    if glued:
+        letter = sorted(glued)[0]
+        missing = [f"{letter}) {options[letter]}", *missing]
+    return GateVerdict(ok=False, reason=GateReason.MISREPORTED, detail=what, unsupported=missing)

@@ -1,0 +1,127 @@
+"""The truth gate on memories whose every word was said, but not as the memory says it.
+
+A denial of what the expert asserted, the expert's sentence about a rejected option said of the accepted
+one, and a user memory that reports a question or an agreement the user never made (session 10, from
+fresh11's truth-428, -429, -427 and -442, written here in other words).
+"""
+
+from __future__ import annotations
+
+from memory.grounding import Evidence, GateReason, check
+from memory.models import MemoryType
+
+R, Q, L = MemoryType.RESIDUAL, MemoryType.USER_QUESTION, MemoryType.LLM_RESPONSE
+
+FOLATE = (
+    "Which enzyme does not need vitamin B12? A) Methionine synthase B) Methylmalonyl-CoA mutase "
+    "C) Thymidylate synthase D) Leucine aminomutase"
+)
+FOLATE_SAID = (
+    "Methylmalonyl-CoA mutase uses adenosylcobalamin, so it is a B12 enzyme. "
+    "Methionine synthase needs vitamin B12 too, as methylcobalamin. Thymidylate synthase works with a folate cofactor."
+)
+FOLATE_WRONG = "B) Methylmalonyl-CoA mutase. It runs on biotin."
+
+
+def folate() -> Evidence:
+    return Evidence(
+        question=FOLATE,
+        source_said=[FOLATE_SAID],
+        user_said=[FOLATE, FOLATE_SAID],
+        model_said=[FOLATE_WRONG, "I see. C) Thymidylate synthase."],
+        model_rejected=[FOLATE_WRONG],
+    )
+
+
+def test_a_memory_may_not_deny_what_the_expert_asserted() -> None:
+    denial = "B12 is a cofactor for methionine synthase, but not for methylmalonyl-CoA mutase or thymidylate synthase."
+    verdict = check(denial, R, folate())
+    assert (verdict.ok, verdict.reason) == (False, GateReason.NEGATED)
+    assert "adenosylcobalamin" in verdict.detail
+    # the expert's own assertions, and a denial the expert made too, pass
+    assert check("Methylmalonyl-CoA mutase uses adenosylcobalamin, a form of B12.", R, folate()).ok
+    assert check("Thymidylate synthase works with a folate cofactor, not with B12.", R, folate()).ok
+
+
+def test_a_denial_the_question_makes_is_not_held_against_the_memory() -> None:
+    # "does not need vitamin B12" is the question's own negation; the expert says B12 enzymes "use" it
+    answer = "For the question 'Which enzyme does not need vitamin B12', the answer is Thymidylate synthase."
+    assert check(answer, L, folate()).ok
+
+
+LDL = (
+    "LDL is very high and the LDL receptors are normal. The most likely cause? A) Receptor phosphorylation "
+    "B) Lipoprotein lipase deficiency C) Apo B-100 mutation D) ACAT deficiency"
+)
+LDL_SAID = (
+    "Lipoprotein lipase deficiency causes type I hyperlipoproteinaemia, with chylomicrons and triglycerides "
+    "piling up while LDL stays low. With normal receptors the defect is in the ligand: an apo B-100 mutation "
+    "stops LDL from binding its receptor."
+)
+LDL_WRONG = "B) Lipoprotein lipase deficiency, since lipoproteins then accumulate."
+
+
+def ldl() -> Evidence:
+    return Evidence(
+        question=LDL,
+        source_said=[LDL_SAID],
+        user_said=[LDL, LDL_SAID],
+        model_said=[LDL_WRONG, "Thanks. C) Apo B-100 mutation."],
+        model_rejected=[LDL_WRONG],
+    )
+
+
+def test_what_the_expert_said_of_a_rejected_option_is_not_said_of_the_accepted_one() -> None:
+    swapped = "Apo B-100 mutation causes type I hyperlipoproteinaemia, with chylomicrons and triglycerides piling up."
+    for kind in (R, L):
+        verdict = check(swapped, kind, ldl())
+        assert (verdict.ok, verdict.reason) == (False, GateReason.SWAPPED_SUBJECT), kind
+        assert "Lipoprotein lipase deficiency causes" in verdict.detail
+    # said of its own subject, or of the accepted option in the expert's words about it, it passes
+    assert check("Lipoprotein lipase deficiency causes type I hyperlipoproteinaemia with chylomicrons.", R, ldl()).ok
+    assert check("An apo B-100 mutation stops LDL from binding its receptor, which stays normal.", R, ldl()).ok
+
+
+FLOW = "What does forward scatter in flow cytometry measure? A) Cell death B) Cell size C) Granularity D) DNA content"
+FLOW_SAID = [
+    "No, granularity is read from side scatter. You're right that viability needs a propidium iodide dye, though.",
+    "Forward scatter grows with the size of the cell. Who taught you that it shows death?",
+]
+FLOW_WRONG = "C) Granularity."
+
+
+def flow() -> Evidence:
+    return Evidence(
+        question=FLOW,
+        source_said=FLOW_SAID,
+        user_said=[FLOW, *FLOW_SAID],
+        model_said=[FLOW_WRONG, "So B) Cell size."],
+        model_rejected=[FLOW_WRONG],
+    )
+
+
+def test_a_user_memory_reports_only_a_question_the_user_asked() -> None:
+    assert check("The user asks what forward scatter in flow cytometry measures.", Q, flow()).ok
+    # one option glued to the question, and a name the expert said in passing, were never asked
+    for text in (
+        "The user asks if forward scatter measures cell death.",
+        "The user asks about the propidium iodide dye.",
+    ):
+        verdict = check(text, Q, flow())
+        assert (verdict.ok, verdict.reason) == (False, GateReason.MISREPORTED), text
+    assert "A) Cell death" in check("The user asks if forward scatter measures cell death.", Q, flow()).unsupported
+    # a later question of the user's own counts ("Who taught you that it shows death?")
+    assert check("The user asks who taught that forward scatter shows death.", Q, flow()).ok
+
+
+def test_a_user_memory_reports_only_an_agreement_the_user_made() -> None:
+    assert check("The user agrees that viability needs a dye.", Q, flow()).ok
+    verdict = check("The user agrees that side scatter grows with the size of the cell.", Q, flow())
+    assert (verdict.ok, verdict.reason) == (False, GateReason.MISREPORTED)
+    # "asked" inside what the user reported is not a report of asking
+    said = "The sister will be asked for a glucose test."
+    facts = Evidence(
+        question="What should we test first? A) Glucose B) Calcium",
+        user_said=["What should we test first? A) Glucose B) Calcium", said],
+    )
+    assert check("The user mentions that the sister will be asked for a glucose test.", Q, facts).ok
