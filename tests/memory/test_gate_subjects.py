@@ -9,8 +9,10 @@ from __future__ import annotations
 
 from memory.grounding import Evidence, GateReason, check
 from memory.models import MemoryType
+from tests.memory.corrections import rejected_then_accepted
 
 R, Q, L = MemoryType.RESIDUAL, MemoryType.USER_QUESTION, MemoryType.LLM_RESPONSE
+
 
 FOLATE = (
     "Which enzyme does not need vitamin B12? A) Methionine synthase B) Methylmalonyl-CoA mutase "
@@ -24,13 +26,7 @@ FOLATE_WRONG = "B) Methylmalonyl-CoA mutase. It runs on biotin."
 
 
 def folate() -> Evidence:
-    return Evidence(
-        question=FOLATE,
-        source_said=[FOLATE_SAID],
-        user_said=[FOLATE, FOLATE_SAID],
-        model_said=[FOLATE_WRONG, "I see. C) Thymidylate synthase."],
-        model_rejected=[FOLATE_WRONG],
-    )
+    return rejected_then_accepted(FOLATE, FOLATE_WRONG, [FOLATE_SAID], "I see. C) Thymidylate synthase.")
 
 
 def test_a_memory_may_not_deny_what_the_expert_asserted() -> None:
@@ -62,13 +58,7 @@ LDL_WRONG = "B) Lipoprotein lipase deficiency, since lipoproteins then accumulat
 
 
 def ldl() -> Evidence:
-    return Evidence(
-        question=LDL,
-        source_said=[LDL_SAID],
-        user_said=[LDL, LDL_SAID],
-        model_said=[LDL_WRONG, "Thanks. C) Apo B-100 mutation."],
-        model_rejected=[LDL_WRONG],
-    )
+    return rejected_then_accepted(LDL, LDL_WRONG, [LDL_SAID], "Thanks. C) Apo B-100 mutation.")
 
 
 def test_what_the_expert_said_of_a_rejected_option_is_not_said_of_the_accepted_one() -> None:
@@ -91,13 +81,7 @@ FLOW_WRONG = "C) Granularity."
 
 
 def flow() -> Evidence:
-    return Evidence(
-        question=FLOW,
-        source_said=FLOW_SAID,
-        user_said=[FLOW, *FLOW_SAID],
-        model_said=[FLOW_WRONG, "So B) Cell size."],
-        model_rejected=[FLOW_WRONG],
-    )
+    return rejected_then_accepted(FLOW, FLOW_WRONG, FLOW_SAID, "So B) Cell size.")
 
 
 def test_a_user_memory_reports_only_a_question_the_user_asked() -> None:

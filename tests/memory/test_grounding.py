@@ -8,6 +8,7 @@ from memory.grounding import Evidence, GateReason, accepted_option, check
 from memory.models import MemoryType
 from memory.options import named_options, parse_options, unletter
 from memory.wording import clauses, negated_stems, positive_text, stems
+from tests.memory.corrections import rejected_then_accepted
 
 R, Q, L = MemoryType.RESIDUAL, MemoryType.USER_QUESTION, MemoryType.LLM_RESPONSE
 DILATOR = (
@@ -276,17 +277,6 @@ def test_a_memory_that_asserts_the_rejected_argument_then_negates_it_is_refused(
     assert check(sme[0], R, facts).ok
 
 
-def _rejected_then_accepted(question: str, chatbot: str, sme: list[str], thanks: str) -> Evidence:
-    """The expert asks, the chatbot answers wrong, the expert corrects, the chatbot thanks."""
-    return Evidence(
-        question=question,
-        source_said=sme,
-        user_said=[question, *sme],
-        model_said=[chatbot, thanks],
-        model_rejected=[chatbot],
-    )
-
-
 def test_the_accepted_answer_glued_to_the_rejected_reasoning_is_refused() -> None:
     question = (
         "A boy has passed no urine for 36 hours after severe diarrhoea; urine sodium 15, urea 110, creatinine"
@@ -298,7 +288,7 @@ def test_the_accepted_answer_glued_to_the_rejected_reasoning_is_refused() -> Non
         " the sodium says otherwise: in tubular necrosis the damaged tubules lose sodium, and here the urine"
         " sodium is under 20, so this is pre-renal azotemia."
     ]
-    facts = _rejected_then_accepted(question, chatbot, sme, "Thanks: B) Pre-renal azotemia.")
+    facts = rejected_then_accepted(question, chatbot, sme, "Thanks: B) Pre-renal azotemia.")
     # every word occurs in what the expert said, but the claim is the chatbot's rejected reasoning
     glued = check("Pre-renal azotemia: shock from diarrhoea means the tubules are damaged.", R, facts)
     assert (glued.ok, glued.reason) == (False, GateReason.MODEL_WORDS)
@@ -316,7 +306,7 @@ def test_the_chatbot_s_rejected_answer_copied_is_refused_and_a_ratio_is_one_numb
         "A bigger dose is not better: 1 mg intramuscularly, or any 1:1000 solution pushed into a vein, can bring on"
         " arrhythmias.",
     ]
-    facts = _rejected_then_accepted(question, chatbot, sme, "Understood: A) 0.5 ml in 1:1000.")
+    facts = rejected_then_accepted(question, chatbot, sme, "Understood: A) 0.5 ml in 1:1000.")
     assert clauses("1 ml in 1:1000, that is 1 mg. Then: more") == ["1 ml in 1:1000, that is 1 mg", "Then", "more"]
     # every chunk of it is somewhere in what the expert said, but the sentence is the chatbot's rejected answer
     copied = check("The dose is 1 ml in 1:1000, that is 1 mg of adrenaline intramuscularly.", R, facts)
@@ -331,7 +321,7 @@ def test_a_rejected_option_the_expert_agreed_with_in_part_is_the_expert_s() -> N
     question = "Which lipoprotein is richest in cholesterol? A) HDL B) LDL C) VLDL"
     chatbot = "A) HDL, because HDL carries cholesterol from the tissues back to the liver."
     sme = ["You're right that HDL carries cholesterol from the tissues back to the liver. But LDL is the richest."]
-    facts = _rejected_then_accepted(question, chatbot, sme, "Thanks: B) LDL.")
+    facts = rejected_then_accepted(question, chatbot, sme, "Thanks: B) LDL.")
     # the chatbot's clause, which the expert repeated word for word: the expert's, so it is kept
     assert check("HDL carries cholesterol from the tissues back to the liver.", R, facts).ok
 
