@@ -27,7 +27,10 @@ stage-letter, should've-been and rejected-answer-in-other-words rules). Truth-35
 ``fresh9`` split, written after those rules and used once (then read while writing the stricter option-word
 match and the whole-sentence copy rule). Truth-388..truth-422 are the ``fresh10`` split, written after those
 and used once (then read while writing the negative-question rule). Truth-423..truth-457 are the ``fresh11``
-split, written after that rule and never used to tune anything.
+split, written after that rule and used once (then read while writing the session-10 rules: a denial of the
+expert's assertion, a swapped subject, a misreported question or agreement). Truth-458..truth-492 are the
+``fresh12`` split, written after those rules and never used to tune anything; unlike the earlier splits,
+its author listed every statement the expert made as an asserted fact, not only the main ones.
 
 Each conversation is built with ``agents.team.build_memories`` (SME source, domain medicine) into a
 FRESH temporary store, with the real model loaded once. Then every memory in the store is read back
