@@ -38,8 +38,11 @@ closing letter before the closing words. Session 10 read fresh11 (truth-427, -42
 three checks: a memory may not deny what the source asserted in a clause of its own; a memory may not say of
 the accepted option what the source said of a rejected one (:func:`memory.option_gate.swapped_subject`); a
 user-question memory may report only a question or an agreement the user's turns hold
-(:mod:`memory.user_reports`). fresh12 measures fresh11's findings and these. The evidence and the verdict
-are in :mod:`memory.gate_terms`.
+(:mod:`memory.user_reports`). fresh12 measured fresh11's findings and these; its findings (truth-462, -471,
+-472, -484, -491) gave: a pronoun's clause is about the option its sentence named; words only the chatbot
+said, in any turn, are not the source's; a sentence's claim must come mostly from one or two source
+sentences; the answer keeps the case the question sets out; a quiz question is not the user's statement.
+fresh13 measures those. The evidence and the verdict are in :mod:`memory.gate_terms`.
 """
 
 from __future__ import annotations
@@ -50,6 +53,7 @@ from collections.abc import Sequence
 from memory.gate_terms import UNSAID_SHARE, Evidence, GateReason, GateVerdict, support_sentences
 from memory.models import MemoryType
 from memory.option_gate import (
+    ECHO_MIN_STEMS,
     accepted_option,
     answer_without_topic,
     known_answers,
@@ -90,7 +94,9 @@ __all__ = [
 
 NEGATED_SUPPORT = 0.5  # a negated source sentence must cover this share of the memory to contradict it
 SELF_DENIAL = 2  # stems a memory asserts in one chunk and negates in another, as the source negated them
-MODEL_WORDS = 2  # chatbot-only words that make a memory a repeat of the rejected answer
+MODEL_WORDS = 2  # chatbot-only words that make a memory a repeat of the chatbot's answer
+CLAIM_COVER = 0.6  # the share of a memory sentence's claim that one or two source sentences must say
+SENTENCE = re.compile(r"(?<=[.?!])\s+")
 # a user-question memory with no content word but these is a bare stance ("the user disagrees")
 _STANCE = frozenset(stems("agree disagree accept reject correct incorrect wrong right confirm object dispute doubt"))
 
@@ -290,7 +296,7 @@ def check(text: str, memory_type: MemoryType, evidence: Evidence, *, mistake: bo
 def _borrowed(text: str, evidence: Evidence, source: Sequence[str]) -> GateVerdict | None:
     """A memory credited to the source that is the chatbot's, or the source's said of another subject."""
     own = stemset(source) | stemset([evidence.question])
-    rejected = stemset(evidence.model_rejected)
+    rejected = stemset(evidence.model_said)
     model_only = [w for w in dict.fromkeys(stems(text)) if w in rejected and w not in own]
     if len(model_only) >= MODEL_WORDS:
         return GateVerdict(
@@ -301,10 +307,36 @@ def _borrowed(text: str, evidence: Evidence, source: Sequence[str]) -> GateVerdi
         return GateVerdict(
             ok=False, reason=GateReason.MODEL_WORDS, detail=f"repeats the chatbot's rejected reasoning: {echo!r}"
         )
+    scattered = _scattered(text, evidence, source)
+    if scattered is not None:
+        detail = f"pieced together from words the source said apart: {scattered!r}"
+        return GateVerdict(ok=False, reason=GateReason.UNSAID, detail=detail)
     swapped = swapped_subject(text, evidence, source)
     if swapped is not None:
         detail = f"says of the accepted answer what the source said of a rejected one: {swapped!r}"
         return GateVerdict(ok=False, reason=GateReason.SWAPPED_SUBJECT, detail=detail)
+    return None
+
+
+def _scattered(text: str, evidence: Evidence, source: Sequence[str]) -> str | None:
+    """A sentence of the memory whose claim no two sentences of the source say most of, if any.
+
+    "The anion gap is calculated by subtracting the sum of the chloride and bicarbonate from the pH", after
+    the expert worked the gap out as "145 minus the sum of 100 and 25": "sum", "calculate" and "bicarbonate"
+    were each said, in three different sentences, and the claim they make together is nobody's. The claim is
+    the sentence's words beyond the question's and the options'; a true paraphrase draws it from one or two
+    of the source's sentences.
+    """
+    options = parse_options(evidence.question)
+    case = set(stems(question_stem(evidence.question))) | stemset(options.values())
+    said = [set(stems(sentence)) for text in source for sentence in SENTENCE.split(text)]
+    for sentence in SENTENCE.split(text):
+        claim = {w for w in stems(sentence) if w not in case}
+        if len(claim) < ECHO_MIN_STEMS:
+            continue
+        best = max((len(claim & (one | other)) for i, one in enumerate(said) for other in said[i:]), default=0)
+        if best < CLAIM_COVER * len(claim):
+            return sentence
     return None
 
 

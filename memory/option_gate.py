@@ -9,6 +9,7 @@ when each of its words occurs somewhere in what the source said. Pure and determ
 from __future__ import annotations
 
 import functools
+import re
 from collections.abc import Sequence
 
 from memory.gate_terms import UNSAID_SHARE, Evidence, GateReason, GateVerdict, support_sentences
@@ -54,12 +55,26 @@ def _known_answers(
 
 
 def answer_without_topic(text: str, evidence: Evidence) -> bool:
-    """A shared memory that names an option and hardly anything else ("The correct answer is X.")."""
+    """A shared memory that names an option and little else, or names it as the answer to part of the question.
+
+    "The correct answer is X." says nothing of what X answers. "The risk of transmission of Hep. B in child is
+    20%" answers "A mother is HBsAg positive and anti-HBe positive. Risk of transmission of Hep. B in child
+    is": without the case the question sets out first, the figure reads as a general one. A memory whose
+    only words beyond the option are the question's keeps one word at least of the case.
+    """
     options = parse_options(evidence.question)
     if not options or not named_options(text, options, positive_only=True):
         return False
     option_words = stemset(options.values())
-    return len([w for w in set(stems(text)) if w not in option_words]) < 2
+    rest = {w for w in stems(text) if w not in option_words}
+    sentences: list[str] = []
+    for piece in re.split(r"(?<=[.?!])\s+", question_stem(evidence.question)):
+        if sentences and len(stems(piece)) < 3:  # "Hep. B in child is:" is one sentence
+            sentences[-1] += " " + piece
+        elif stems(piece):
+            sentences.append(piece)
+    case = stemset(sentences[:-1]) - set(stems(sentences[-1])) - option_words if sentences else set()
+    return len(rest) < 2 or (bool(case) and rest <= stemset(sentences) and not rest & case)
 
 
 def says_nothing_new(text: str, evidence: Evidence) -> bool:
@@ -186,34 +201,52 @@ def _rejected_sentence_copy(
 
 
 def swapped_subject(text: str, evidence: Evidence, source: Sequence[str]) -> str | None:
-    """The source clause about a rejected option that a clause of the memory says of the accepted one, if any.
+    """The source clause about one option that a clause of the memory says of another, if any.
 
     "Apo B-100 mutation is the most probable cause of type I hyperlipoproteinaemia, with huge amounts of
-    chylomicrons", after the expert said that lipoprotein lipase deficiency (the rejected option) gives
-    type I hyperlipoproteinaemia with huge amounts of chylomicrons: every word was said, but of another
-    subject. The claim (the clause's words beyond the question's stem and the options) comes from one source
-    clause that names a rejected option and not the accepted one, and no clause naming the accepted option
-    says as much of it.
+    chylomicrons", after the expert said that lipoprotein lipase deficiency (another option) gives type I
+    hyperlipoproteinaemia with huge amounts of chylomicrons: every word was said, but of another subject.
+    The claim (the clause's words beyond the question's stem and the options) comes from one source clause
+    that names other options than the memory's, and no clause naming the memory's says as much of it. A
+    source clause that opens with a pronoun ("It's hydrophilic") is about the options its sentence or the
+    sentence before names.
     """
     options = parse_options(evidence.question)
-    known = known_answers(evidence)
-    if not options or not known.accepted or not known.rejected:
+    if not options:
         return None
     case = set(stems(question_stem(evidence.question))) | stemset(options.values())
-    source_clauses = [c for s in source for c in clauses(s)]
+    subjects = _clause_subjects(source, options)
     for clause in clauses(text):
         named = named_options(clause, options, positive_only=True)
-        if not named & known.accepted or named - known.accepted:
+        if not named:
             continue
-        claim = " ".join(w for w in dict.fromkeys(stems(clause)) if w not in case)
+        unnamed = " ".join(w for w in clause.split() if not named_options(w, options))  # "RealSeal" too
+        claim = " ".join(w for w in dict.fromkeys(stems(unnamed)) if w not in case)
         if len(claim.split()) < ECHO_MIN_STEMS:
             continue
-        about = [(share, c, named_options(c, options)) for share, c in support_sentences(claim, source_clauses)]
-        own = max((share for share, _, theirs in about if theirs & known.accepted), default=0.0)
+        about = [(share, said, subjects[said]) for share, said in support_sentences(claim, list(subjects))]
+        own = max((share for share, _, theirs in about if theirs & named), default=0.0)
         for share, said, theirs in about:
-            if share >= SWAP_COVER and share > own and theirs & known.rejected and not theirs & known.accepted:
+            if share >= SWAP_COVER and share > own and theirs and not theirs & named:
                 return said
     return None
+
+
+_PRONOUN = re.compile(r"^(?:it|it's|its|they|they're|their|these|this|those|he|she)\b", re.IGNORECASE)
+
+
+def _clause_subjects(source: Sequence[str], options: dict[str, str]) -> dict[str, frozenset[str]]:
+    """Each source clause with the options it is about: those it names, or for a pronoun, the last ones named."""
+    subjects: dict[str, frozenset[str]] = {}
+    for text in source:
+        last: frozenset[str] = frozenset()
+        for clause in clauses(text):
+            named = frozenset(named_options(clause, options))
+            if not named and _PRONOUN.match(clause):
+                named = last
+            subjects.setdefault(clause, named)
+            last = named or last
+    return subjects
 
 
 def option_check(text: str, evidence: Evidence, source: Sequence[str]) -> GateVerdict | None:

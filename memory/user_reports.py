@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 
 from memory.gate_terms import Evidence, GateReason, GateVerdict
+from memory.option_gate import known_answers
 from memory.options import named_options, parse_options, question_stem
 from memory.wording import clauses, stems, stemset
 
@@ -26,6 +27,12 @@ _SENTENCE = re.compile(r"(?<=[.?!])\s+")
 _ASKED = re.compile(
     r"\buser\s+(?:\w+\s+){0,2}?(?:ask|asks|asked|asking|wonders|wondered|wants to know|inquires)\b", re.IGNORECASE
 )
+# "The user states ...", "the user wants ...": a memory reporting what the user said of themselves or the world
+_STATED = re.compile(
+    r"\buser\s+(?:\w+\s+){0,2}?(?:states?|stated|mentions?|mentioned|says|said|notes|noted|wants|needs|describes|"
+    r"reports|has|is)\b",
+    re.IGNORECASE,
+)
 # a report of asking or agreeing may paraphrase: this share of its words (one at least) may be missing
 MISREPORT_SHARE = 1 / 3
 
@@ -38,7 +45,9 @@ def misreported(text: str, evidence: Evidence) -> GateVerdict | None:
     "The user agrees on PRSS1 mutations" reports agreement where the expert disagreed. What the user
     asked comes from the sentences that ask (the opening question without its options, a sentence ending
     in "?" or opening with a question word or a request); what the user agreed on, from the clauses where
-    they assent. An option is asked about only if one of those sentences names it.
+    they assent. An option is asked about only if one of those sentences names it. What the user stated,
+    when the opening turn is a multiple-choice question, comes from the later turns: "The user states that
+    they need to sort a patient of trauma" reports the quiz question as the user's own need.
     """
     if _ASKED.search(text):
         said = [question_stem(evidence.question)] + [
@@ -51,6 +60,15 @@ def misreported(text: str, evidence: Evidence) -> GateVerdict | None:
     elif _AGREEING.search(text):
         said = [c for turn in evidence.user_said for c in clauses(turn) if _ASSENT.search(c)]
         what = "an agreement the user did not express"
+    elif _STATED.search(text) and parse_options(evidence.question):
+        # the opening multiple-choice question is a quiz, not the user's own case or wish; the user's own
+        # answer to it ("A is correct": "the user says PLAP is the seminoma marker") is theirs
+        said = list(evidence.user_said[1:])
+        accepted = known_answers(evidence).accepted
+        options = parse_options(evidence.question)
+        if named_options(text, options, positive_only=True) & accepted:
+            said += [question_stem(evidence.question), *(options[letter] for letter in accepted)]
+        what = "the opening question reported as the user's own statement"
     else:
         return None
     words = set(stems(text))

@@ -109,3 +109,64 @@ def test_a_user_memory_reports_only_an_agreement_the_user_made() -> None:
         user_said=["What should we test first? A) Glucose B) Calcium", said],
     )
     assert check("The user mentions that the sister will be asked for a glucose test.", Q, facts).ok
+
+
+SEALER = "Which sealer is UDMA resin based? A) EndoREZ B) RealSeal C) Sealapex D) Tubli-Seal"
+SEALER_SAID = (
+    "RealSeal belongs to the Resilon system. The UDMA one is EndoREZ. It is hydrophilic, so it copes with a "
+    "damp canal, and it goes with resin-coated gutta-percha cones."
+)
+
+
+def test_what_a_pronoun_said_of_one_option_is_not_said_of_another() -> None:
+    facts = rejected_then_accepted(SEALER, "B) RealSeal.", [SEALER_SAID], "So A) EndoREZ.")
+    swapped = "RealSeal is Resilon's, and it is hydrophilic, so it copes with a damp canal, with gutta-percha cones."
+    verdict = check(swapped, R, facts)
+    assert (verdict.ok, verdict.reason) == (False, GateReason.SWAPPED_SUBJECT)
+    assert "It is hydrophilic" in verdict.detail
+    assert check("EndoREZ is hydrophilic, so it copes with a damp canal.", R, facts).ok
+
+
+def test_words_only_the_chatbot_said_in_its_thanks_are_not_the_expert_s() -> None:
+    question = "PDGF in vessels is released from: A) Endothelium B) Fibroblasts C) Macrophages D) Alpha granules"
+    said = "Macrophages make some PDGF, but the store is the alpha granule. Dense granules hold ADP and serotonin."
+    facts = rejected_then_accepted(question, "C) Macrophages.", [said], "I had the local producers in mind. D).")
+    verdict = check("The local producers of PDGF are the alpha granules, which hold ADP and serotonin.", R, facts)
+    assert (verdict.ok, verdict.reason) == (False, GateReason.MODEL_WORDS)
+    assert {"local", "produ"} <= set(verdict.unsupported)
+
+
+def test_a_claim_pieced_together_from_words_said_apart_is_nobody_s() -> None:
+    question = "CKD with vomiting: pH 7.40, HCO3 25, Na 145, Cl 100. A) Normal B) High gap acidosis with alkalosis"
+    said = [
+        "Work out the gap first: 145 minus the sum of 100 and 25 is 20. Chloride is the 100.",
+        "The bicarbonate should have fallen with that acidosis. Opposing disorders offset each other, which is "
+        "why you calculate the gap every time.",
+    ]
+    facts = rejected_then_accepted(question, "A) Normal.", said, "B) High gap acidosis with alkalosis.")
+    pieced = "The gap is calculated from the sum of chloride and bicarbonate."  # four words from four sentences
+    verdict = check(pieced, R, facts)
+    assert (verdict.ok, verdict.reason) == (False, GateReason.UNSAID)
+    assert "pieced together" in verdict.detail
+    assert check("Opposing disorders offset each other, which is why you calculate the gap every time.", R, facts).ok
+
+
+HBV = "A mother is HBsAg positive and anti-HBe positive. Risk of transmission of Hep. B in child is: A) 20% B) 90%"
+
+
+def test_an_answer_without_the_case_the_question_sets_out_is_refused() -> None:
+    said = "Anti-HBe means low replication, but she still carries the virus: about 20%, not 90%."
+    facts = rejected_then_accepted(HBV, "B) 90%.", [said], "A) 20%.")
+    verdict = check("The risk of transmission of Hep. B in child is 20%.", R, facts)
+    assert (verdict.ok, verdict.reason) == (False, GateReason.NO_TOPIC)
+    assert check("For a mother HBsAg and anti-HBe positive, the risk of transmission to the child is 20%.", R, facts).ok
+
+
+def test_a_quiz_question_is_not_reported_as_the_user_s_own_statement() -> None:
+    question = "Sorting head-injury patients by need of care and resources is: A) Triage B) Emergency care"
+    facts = rejected_then_accepted(question, "B) Emergency care.", ["It's A."], "A) Triage.")
+    verdict = check("The user states that they need to sort head-injury patients.", Q, facts)
+    assert (verdict.ok, verdict.reason) == (False, GateReason.MISREPORTED)
+    # the user's own answer to the quiz is theirs, and so is what they asked
+    assert check("The user says that sorting head-injury patients by need of care is triage.", Q, facts).ok
+    assert check("The user asks about sorting head-injury patients by need of care.", Q, facts).ok
