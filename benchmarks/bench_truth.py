@@ -29,8 +29,11 @@ match and the whole-sentence copy rule). Truth-388..truth-422 are the ``fresh10`
 and used once (then read while writing the negative-question rule). Truth-423..truth-457 are the ``fresh11``
 split, written after that rule and used once (then read while writing the session-10 rules: a denial of the
 expert's assertion, a swapped subject, a misreported question or agreement). Truth-458..truth-492 are the
-``fresh12`` split, written after those rules and never used to tune anything; unlike the earlier splits,
-its author listed every statement the expert made as an asserted fact, not only the main ones.
+``fresh12`` split, written after those rules and used once (then read while writing the pronoun,
+chatbot-words, pieced-claim, answer-without-case and quiz-statement rules); unlike the earlier splits, its
+author listed every statement the expert made as an asserted fact, not only the main ones.
+Truth-493..truth-527 are the ``fresh13`` split, written the same way after those rules and never used to
+tune anything.
 
 Each conversation is built with ``agents.team.build_memories`` (SME source, domain medicine) into a
 FRESH temporary store, with the real model loaded once. Then every memory in the store is read back
