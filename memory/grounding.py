@@ -75,6 +75,7 @@ from memory.wording import (
     negation_subject,
     normal,
     positive_text,
+    sentences,
     stems,
     stemset,
 )
@@ -96,7 +97,6 @@ NEGATED_SUPPORT = 0.5  # a negated source sentence must cover this share of the 
 SELF_DENIAL = 2  # stems a memory asserts in one chunk and negates in another, as the source negated them
 MODEL_WORDS = 2  # chatbot-only words that make a memory a repeat of the chatbot's answer
 CLAIM_COVER = 0.6  # the share of a memory sentence's claim that one or two source sentences must say
-SENTENCE = re.compile(r"(?<=[.?!])\s+")
 # a user-question memory with no content word but these is a bare stance ("the user disagrees")
 _STANCE = frozenset(stems("agree disagree accept reject correct incorrect wrong right confirm object dispute doubt"))
 
@@ -296,8 +296,8 @@ def check(text: str, memory_type: MemoryType, evidence: Evidence, *, mistake: bo
 def _borrowed(text: str, evidence: Evidence, source: Sequence[str]) -> GateVerdict | None:
     """A memory credited to the source that is the chatbot's, or the source's said of another subject."""
     own = stemset(source) | stemset([evidence.question])
-    rejected = stemset(evidence.model_said)
-    model_only = [w for w in dict.fromkeys(stems(text)) if w in rejected and w not in own]
+    chatbot = stemset(evidence.model_said)  # any of its turns: "the local producers" of its thanks too
+    model_only = [w for w in dict.fromkeys(stems(text)) if w in chatbot and w not in own]
     if len(model_only) >= MODEL_WORDS:
         return GateVerdict(
             ok=False, reason=GateReason.MODEL_WORDS, detail="repeats the chatbot's answer", unsupported=model_only
@@ -313,7 +313,7 @@ def _borrowed(text: str, evidence: Evidence, source: Sequence[str]) -> GateVerdi
         return GateVerdict(ok=False, reason=GateReason.UNSAID, detail=detail)
     swapped = swapped_subject(text, evidence, source)
     if swapped is not None:
-        detail = f"says of the accepted answer what the source said of a rejected one: {swapped!r}"
+        detail = f"says of one option what the source said of another: {swapped!r}"
         return GateVerdict(ok=False, reason=GateReason.SWAPPED_SUBJECT, detail=detail)
     return None
 
@@ -329,8 +329,8 @@ def _scattered(text: str, evidence: Evidence, source: Sequence[str]) -> str | No
     """
     options = parse_options(evidence.question)
     case = set(stems(question_stem(evidence.question))) | stemset(options.values())
-    said = [set(stems(sentence)) for text in source for sentence in SENTENCE.split(text)]
-    for sentence in SENTENCE.split(text):
+    said = [set(stems(sentence)) for text in source for sentence in sentences(text)]
+    for sentence in sentences(text):
         claim = {w for w in stems(sentence) if w not in case}
         if len(claim) < ECHO_MIN_STEMS:
             continue

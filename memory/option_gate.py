@@ -23,7 +23,7 @@ from memory.options import (
     part_of,
     question_stem,
 )
-from memory.wording import CHUNK, NEGATION, clauses, normal, stems, stemset, words
+from memory.wording import CHUNK, NEGATION, clauses, normal, sentences, stems, stemset, words
 
 # a clause of a memory whose claim (its words beyond the question's stem) one rejected chatbot clause
 # covers this much of, and no source clause within this margin of it, is the chatbot's rejected reasoning
@@ -31,7 +31,7 @@ ECHO_COVER, ECHO_MARGIN, ECHO_MIN_STEMS = 0.8, 0.3, 3
 # a clause of a memory that names a rejected option, that one chatbot clause naming it covers this much of
 # and that no clause of the source covers as much of, is the chatbot's rejected answer, copied
 COPY_COVER, COPY_MIN_STEMS = 0.8, 2
-# a clause naming the accepted option whose claim one source clause about a rejected option covers this much of
+# a memory clause naming an option whose claim one source clause about other options covers this much of
 SWAP_COVER = 0.75
 
 
@@ -67,14 +67,14 @@ def answer_without_topic(text: str, evidence: Evidence) -> bool:
         return False
     option_words = stemset(options.values())
     rest = {w for w in stems(text) if w not in option_words}
-    sentences: list[str] = []
-    for piece in re.split(r"(?<=[.?!])\s+", question_stem(evidence.question)):
-        if sentences and len(stems(piece)) < 3:  # "Hep. B in child is:" is one sentence
-            sentences[-1] += " " + piece
+    parts: list[str] = []
+    for piece in sentences(question_stem(evidence.question)):
+        if parts and len(stems(piece)) < 3:  # "Hep. B in child is:" is one sentence
+            parts[-1] += " " + piece
         elif stems(piece):
-            sentences.append(piece)
-    case = stemset(sentences[:-1]) - set(stems(sentences[-1])) - option_words if sentences else set()
-    return len(rest) < 2 or (bool(case) and rest <= stemset(sentences) and not rest & case)
+            parts.append(piece)
+    case = stemset(parts[:-1]) - set(stems(parts[-1])) - option_words if parts else set()
+    return len(rest) < 2 or (bool(case) and rest <= stemset(parts) and not rest & case)
 
 
 def says_nothing_new(text: str, evidence: Evidence) -> bool:

@@ -12,7 +12,7 @@ import re
 from memory.gate_terms import Evidence, GateReason, GateVerdict
 from memory.option_gate import known_answers
 from memory.options import named_options, parse_options, question_stem
-from memory.wording import clauses, stems, stemset
+from memory.wording import clauses, sentences, stems, stemset
 
 _AGREEING = re.compile(r"\b(?:agree[sd]?|agreeing|confirm[sd]?|confirmed|concede[sd]?)\b", re.IGNORECASE)
 _ASSENT = re.compile(r"\b(?:agree\w*|right|correct|yes|true|fair|exactly|indeed|confirm\w*|granted)\b", re.I)
@@ -22,7 +22,6 @@ _ASKS = re.compile(
     r"may|tell|explain|describe|list|give|show|help|please|i want|i need|i wonder|i'd like|i would like)\b",
     re.IGNORECASE,
 )
-_SENTENCE = re.compile(r"(?<=[.?!])\s+")
 # "The user asks ...", "the user is asking whether ...": a memory reporting what the user asked
 _ASKED = re.compile(
     r"\buser\s+(?:\w+\s+){0,2}?(?:ask|asks|asked|asking|wonders|wondered|wants to know|inquires)\b", re.IGNORECASE
@@ -53,7 +52,7 @@ def misreported(text: str, evidence: Evidence) -> GateVerdict | None:
         said = [question_stem(evidence.question)] + [
             sentence
             for turn in evidence.user_said[1:]
-            for sentence in _SENTENCE.split(turn)
+            for sentence in sentences(turn)
             if sentence.rstrip().endswith("?") or _ASKS.match(sentence.strip())
         ]
         what = "a question the user did not ask"

@@ -31,6 +31,7 @@ NEGATION = re.compile(
 _WORD = re.compile(r"[a-z]+|\d+(?:\.\d+)?")
 # a colon between digits is a ratio ("1:1000"), a full stop before a digit a decimal point: neither ends anything
 _CLAUSE = re.compile(r"(?:[;!?\n]|(?<!\d):|:(?!\d)|\.(?!\d))+|,\s*(?=but\b|however\b)")
+_SENTENCE = re.compile(r"(?<=[.?!])\s+")
 SCOPE_END = re.compile(r"[,;!?\n]|(?<!\d):|:(?!\d)|\.(?!\d)")
 CHUNK = re.compile(r"[,;!?\n]|(?<!\d):|:(?!\d)|\.(?!\d)")
 SCOPE_WORDS = 6
@@ -92,6 +93,11 @@ def normal(text: str) -> str:
 def stemset(texts: Iterable[str]) -> set[str]:
     """Every stem of every text."""
     return {s for text in texts for s in stems(text)}
+
+
+def sentences(text: str) -> list[str]:
+    """``text`` cut after each full stop, question or exclamation mark that a space follows."""
+    return [s for s in _SENTENCE.split(text) if s.strip()]
 
 
 def clauses(text: str) -> list[str]:
