@@ -36,13 +36,14 @@ the negative-question reading of the expert's denial, measured on fresh11. fresh
 -443, -451) gave "Answer's B", options told apart by their text when their words are the same, and the
 closing letter before the closing words. Session 10 read fresh11 (truth-427, -428, -429, -442) and added
 three checks: a memory may not deny what the source asserted in a clause of its own; a memory may not say of
-the accepted option what the source said of a rejected one (:func:`memory.option_gate.swapped_subject`); a
+the accepted option what the source said of a rejected one (:mod:`memory.subjects`); a
 user-question memory may report only a question or an agreement the user's turns hold
 (:mod:`memory.user_reports`). fresh12 measured fresh11's findings and these; its findings (truth-462, -471,
 -472, -484, -491) gave: a pronoun's clause is about the option its sentence named; words only the chatbot
 said, in any turn, are not the source's; a sentence's claim must come mostly from one or two source
 sentences; the answer keeps the case the question sets out; a quiz question is not the user's statement.
-fresh13 measures those. The evidence and the verdict are in :mod:`memory.gate_terms`.
+fresh13 measured those; its truth-515 and -518 gave the check that a memory does not mix what the source
+said of two options (measured on no split yet). The evidence and the verdict are in :mod:`memory.gate_terms`.
 """
 
 from __future__ import annotations
@@ -62,9 +63,9 @@ from memory.option_gate import (
     rejected_echo,
     rejected_in_other_words,
     says_nothing_new,
-    swapped_subject,
 )
 from memory.options import named_options, parse_options, question_stem, unletter
+from memory.subjects import mixed_subjects, swapped_subject
 from memory.user_reports import misreported
 from memory.wording import (
     CHUNK,
@@ -314,6 +315,10 @@ def _borrowed(text: str, evidence: Evidence, source: Sequence[str]) -> GateVerdi
     swapped = swapped_subject(text, evidence, source)
     if swapped is not None:
         detail = f"says of one option what the source said of another: {swapped!r}"
+        return GateVerdict(ok=False, reason=GateReason.SWAPPED_SUBJECT, detail=detail)
+    mixed = mixed_subjects(text, evidence, source)
+    if mixed is not None:
+        detail = f"borrows what the source said of {mixed}, another subject"
         return GateVerdict(ok=False, reason=GateReason.SWAPPED_SUBJECT, detail=detail)
     return None
 

@@ -9,7 +9,6 @@ when each of its words occurs somewhere in what the source said. Pure and determ
 from __future__ import annotations
 
 import functools
-import re
 from collections.abc import Sequence
 
 from memory.gate_terms import UNSAID_SHARE, Evidence, GateReason, GateVerdict, support_sentences
@@ -31,8 +30,6 @@ ECHO_COVER, ECHO_MARGIN, ECHO_MIN_STEMS = 0.8, 0.3, 3
 # a clause of a memory that names a rejected option, that one chatbot clause naming it covers this much of
 # and that no clause of the source covers as much of, is the chatbot's rejected answer, copied
 COPY_COVER, COPY_MIN_STEMS = 0.8, 2
-# a memory clause naming an option whose claim one source clause about other options covers this much of
-SWAP_COVER = 0.75
 
 
 def known_answers(evidence: Evidence) -> Answers:
@@ -198,55 +195,6 @@ def _rejected_sentence_copy(
     if echoed and echoed[0][0] >= COPY_COVER and (not backed or backed[0][0] < COPY_COVER):
         return echoed[0][1]
     return None
-
-
-def swapped_subject(text: str, evidence: Evidence, source: Sequence[str]) -> str | None:
-    """The source clause about one option that a clause of the memory says of another, if any.
-
-    "Apo B-100 mutation is the most probable cause of type I hyperlipoproteinaemia, with huge amounts of
-    chylomicrons", after the expert said that lipoprotein lipase deficiency (another option) gives type I
-    hyperlipoproteinaemia with huge amounts of chylomicrons: every word was said, but of another subject.
-    The claim (the clause's words beyond the question's stem and the options) comes from one source clause
-    that names other options than the memory's, and no clause naming the memory's says as much of it. A
-    source clause that opens with a pronoun ("It's hydrophilic") is about the options its sentence or the
-    sentence before names.
-    """
-    options = parse_options(evidence.question)
-    if not options:
-        return None
-    case = set(stems(question_stem(evidence.question))) | stemset(options.values())
-    subjects = _clause_subjects(source, options)
-    for clause in clauses(text):
-        named = named_options(clause, options, positive_only=True)
-        if not named:
-            continue
-        unnamed = " ".join(w for w in clause.split() if not named_options(w, options))  # "RealSeal" too
-        claim = " ".join(w for w in dict.fromkeys(stems(unnamed)) if w not in case)
-        if len(claim.split()) < ECHO_MIN_STEMS:
-            continue
-        about = [(share, said, subjects[said]) for share, said in support_sentences(claim, list(subjects))]
-        own = max((share for share, _, theirs in about if theirs & named), default=0.0)
-        for share, said, theirs in about:
-            if share >= SWAP_COVER and share > own and theirs and not theirs & named:
-                return said
-    return None
-
-
-_PRONOUN = re.compile(r"^(?:it|it's|its|they|they're|their|these|this|those|he|she)\b", re.IGNORECASE)
-
-
-def _clause_subjects(source: Sequence[str], options: dict[str, str]) -> dict[str, frozenset[str]]:
-    """Each source clause with the options it is about: those it names, or for a pronoun, the last ones named."""
-    subjects: dict[str, frozenset[str]] = {}
-    for text in source:
-        last: frozenset[str] = frozenset()
-        for clause in clauses(text):
-            named = frozenset(named_options(clause, options))
-            if not named and _PRONOUN.match(clause):
-                named = last
-            subjects.setdefault(clause, named)
-            last = named or last
-    return subjects
 
 
 def option_check(text: str, evidence: Evidence, source: Sequence[str]) -> GateVerdict | None:

@@ -170,3 +170,20 @@ def test_a_quiz_question_is_not_reported_as_the_user_s_own_statement() -> None:
     # the user's own answer to the quiz is theirs, and so is what they asked
     assert check("The user says that sorting head-injury patients by need of care is triage.", Q, facts).ok
     assert check("The user asks about sorting head-injury patients by need of care.", Q, facts).ok
+
+
+def test_a_memory_does_not_mix_what_the_expert_said_of_two_options() -> None:
+    question = (
+        "Valve lesion most often due to infarction: A) Aortic stenosis B) Mitral stenosis C) Mitral regurgitation"
+    )
+    said = (
+        "A ruptured papillary muscle lets the leaflets flop back, so the lesion is mitral regurgitation. "
+        "Mitral stenosis is nearly always rheumatic, with fused commissures."
+    )
+    facts = rejected_then_accepted(question, "B) Mitral stenosis.", [said], "C) Mitral regurgitation.")
+    mixed = "Mitral regurgitation comes from a ruptured papillary muscle and is nearly always rheumatic."
+    verdict = check(mixed, R, facts)
+    assert (verdict.ok, verdict.reason) == (False, GateReason.SWAPPED_SUBJECT)
+    assert "B) Mitral stenosis" in verdict.detail
+    assert check("Mitral regurgitation comes from a ruptured papillary muscle.", R, facts).ok
+    assert check("Mitral stenosis is nearly always rheumatic, with fused commissures.", R, facts).ok
