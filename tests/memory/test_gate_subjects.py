@@ -7,11 +7,18 @@ fresh11's truth-428, -429, -427 and -442, written here in other words).
 
 from __future__ import annotations
 
-from memory.grounding import Evidence, GateReason, check
+from memory.grounding import Evidence, GateReason, GateVerdict, check
 from memory.models import MemoryType
 from tests.memory.corrections import rejected_then_accepted
 
 R, Q, L = MemoryType.RESIDUAL, MemoryType.USER_QUESTION, MemoryType.LLM_RESPONSE
+
+
+def refused(text: str, kind: MemoryType, facts: Evidence, reason: GateReason) -> GateVerdict:
+    """The gate's verdict on ``text``, checked to be a refusal for ``reason``."""
+    verdict = check(text, kind, facts)
+    assert (verdict.ok, verdict.reason) == (False, reason), (text, verdict)
+    return verdict
 
 
 FOLATE = (
@@ -31,8 +38,7 @@ def folate() -> Evidence:
 
 def test_a_memory_may_not_deny_what_the_expert_asserted() -> None:
     denial = "B12 is a cofactor for methionine synthase, but not for methylmalonyl-CoA mutase or thymidylate synthase."
-    verdict = check(denial, R, folate())
-    assert (verdict.ok, verdict.reason) == (False, GateReason.NEGATED)
+    verdict = refused(denial, R, folate(), GateReason.NEGATED)
     assert "adenosylcobalamin" in verdict.detail
     # the expert's own assertions, and a denial the expert made too, pass
     assert check("Methylmalonyl-CoA mutase uses adenosylcobalamin, a form of B12.", R, folate()).ok
@@ -64,8 +70,7 @@ def ldl() -> Evidence:
 def test_what_the_expert_said_of_a_rejected_option_is_not_said_of_the_accepted_one() -> None:
     swapped = "Apo B-100 mutation causes type I hyperlipoproteinaemia, with chylomicrons and triglycerides piling up."
     for kind in (R, L):
-        verdict = check(swapped, kind, ldl())
-        assert (verdict.ok, verdict.reason) == (False, GateReason.SWAPPED_SUBJECT), kind
+        verdict = refused(swapped, kind, ldl(), GateReason.SWAPPED_SUBJECT)
         assert "Lipoprotein lipase deficiency causes" in verdict.detail
     # said of its own subject, or of the accepted option in the expert's words about it, it passes
     assert check("Lipoprotein lipase deficiency causes type I hyperlipoproteinaemia with chylomicrons.", R, ldl()).ok
@@ -91,8 +96,7 @@ def test_a_user_memory_reports_only_a_question_the_user_asked() -> None:
         "The user asks if forward scatter measures cell death.",
         "The user asks about the propidium iodide dye.",
     ):
-        verdict = check(text, Q, flow())
-        assert (verdict.ok, verdict.reason) == (False, GateReason.MISREPORTED), text
+        refused(text, Q, flow(), GateReason.MISREPORTED)
     assert "A) Cell death" in check("The user asks if forward scatter measures cell death.", Q, flow()).unsupported
     # a later question of the user's own counts ("Who taught you that it shows death?")
     assert check("The user asks who taught that forward scatter shows death.", Q, flow()).ok
@@ -100,8 +104,7 @@ def test_a_user_memory_reports_only_a_question_the_user_asked() -> None:
 
 def test_a_user_memory_reports_only_an_agreement_the_user_made() -> None:
     assert check("The user agrees that viability needs a dye.", Q, flow()).ok
-    verdict = check("The user agrees that side scatter grows with the size of the cell.", Q, flow())
-    assert (verdict.ok, verdict.reason) == (False, GateReason.MISREPORTED)
+    refused("The user agrees that side scatter grows with the size of the cell.", Q, flow(), GateReason.MISREPORTED)
     # "asked" inside what the user reported is not a report of asking
     said = "The sister will be asked for a glucose test."
     facts = Evidence(
@@ -121,8 +124,7 @@ SEALER_SAID = (
 def test_what_a_pronoun_said_of_one_option_is_not_said_of_another() -> None:
     facts = rejected_then_accepted(SEALER, "B) RealSeal.", [SEALER_SAID], "So A) EndoREZ.")
     swapped = "RealSeal is Resilon's, and it is hydrophilic, so it copes with a damp canal, with gutta-percha cones."
-    verdict = check(swapped, R, facts)
-    assert (verdict.ok, verdict.reason) == (False, GateReason.SWAPPED_SUBJECT)
+    verdict = refused(swapped, R, facts, GateReason.SWAPPED_SUBJECT)
     assert "It is hydrophilic" in verdict.detail
     assert check("EndoREZ is hydrophilic, so it copes with a damp canal.", R, facts).ok
 
@@ -131,8 +133,12 @@ def test_words_only_the_chatbot_said_in_its_thanks_are_not_the_expert_s() -> Non
     question = "PDGF in vessels is released from: A) Endothelium B) Fibroblasts C) Macrophages D) Alpha granules"
     said = "Macrophages make some PDGF, but the store is the alpha granule. Dense granules hold ADP and serotonin."
     facts = rejected_then_accepted(question, "C) Macrophages.", [said], "I had the local producers in mind. D).")
-    verdict = check("The local producers of PDGF are the alpha granules, which hold ADP and serotonin.", R, facts)
-    assert (verdict.ok, verdict.reason) == (False, GateReason.MODEL_WORDS)
+    verdict = refused(
+        "The local producers of PDGF are the alpha granules, which hold ADP and serotonin.",
+        R,
+        facts,
+        GateReason.MODEL_WORDS,
+    )
     assert {"local", "produ"} <= set(verdict.unsupported)
 
 
@@ -145,8 +151,7 @@ def test_a_claim_pieced_together_from_words_said_apart_is_nobody_s() -> None:
     ]
     facts = rejected_then_accepted(question, "A) Normal.", said, "B) High gap acidosis with alkalosis.")
     pieced = "The gap is calculated from the sum of chloride and bicarbonate."  # four words from four sentences
-    verdict = check(pieced, R, facts)
-    assert (verdict.ok, verdict.reason) == (False, GateReason.UNSAID)
+    verdict = refused(pieced, R, facts, GateReason.UNSAID)
     assert "pieced together" in verdict.detail
     assert check("Opposing disorders offset each other, which is why you calculate the gap every time.", R, facts).ok
 
@@ -157,16 +162,14 @@ HBV = "A mother is HBsAg positive and anti-HBe positive. Risk of transmission of
 def test_an_answer_without_the_case_the_question_sets_out_is_refused() -> None:
     said = "Anti-HBe means low replication, but she still carries the virus: about 20%, not 90%."
     facts = rejected_then_accepted(HBV, "B) 90%.", [said], "A) 20%.")
-    verdict = check("The risk of transmission of Hep. B in child is 20%.", R, facts)
-    assert (verdict.ok, verdict.reason) == (False, GateReason.NO_TOPIC)
+    refused("The risk of transmission of Hep. B in child is 20%.", R, facts, GateReason.NO_TOPIC)
     assert check("For a mother HBsAg and anti-HBe positive, the risk of transmission to the child is 20%.", R, facts).ok
 
 
 def test_a_quiz_question_is_not_reported_as_the_user_s_own_statement() -> None:
     question = "Sorting head-injury patients by need of care and resources is: A) Triage B) Emergency care"
     facts = rejected_then_accepted(question, "B) Emergency care.", ["It's A."], "A) Triage.")
-    verdict = check("The user states that they need to sort head-injury patients.", Q, facts)
-    assert (verdict.ok, verdict.reason) == (False, GateReason.MISREPORTED)
+    refused("The user states that they need to sort head-injury patients.", Q, facts, GateReason.MISREPORTED)
     # the user's own answer to the quiz is theirs, and so is what they asked
     assert check("The user says that sorting head-injury patients by need of care is triage.", Q, facts).ok
     assert check("The user asks about sorting head-injury patients by need of care.", Q, facts).ok
@@ -182,8 +185,7 @@ def test_a_memory_does_not_mix_what_the_expert_said_of_two_options() -> None:
     )
     facts = rejected_then_accepted(question, "B) Mitral stenosis.", [said], "C) Mitral regurgitation.")
     mixed = "Mitral regurgitation comes from a ruptured papillary muscle and is nearly always rheumatic."
-    verdict = check(mixed, R, facts)
-    assert (verdict.ok, verdict.reason) == (False, GateReason.SWAPPED_SUBJECT)
+    verdict = refused(mixed, R, facts, GateReason.SWAPPED_SUBJECT)
     assert "B) Mitral stenosis" in verdict.detail
     assert check("Mitral regurgitation comes from a ruptured papillary muscle.", R, facts).ok
     assert check("Mitral stenosis is nearly always rheumatic, with fused commissures.", R, facts).ok
