@@ -65,7 +65,7 @@ from memory.option_gate import (
     says_nothing_new,
 )
 from memory.options import named_options, parse_options, question_stem, unletter
-from memory.subjects import mixed_subjects, swapped_subject
+from memory.subjects import case_words, mixed_subjects, swapped_subject
 from memory.user_reports import misreported
 from memory.wording import (
     CHUNK,
@@ -332,8 +332,7 @@ def _scattered(text: str, evidence: Evidence, source: Sequence[str]) -> str | No
     the sentence's words beyond the question's and the options'; a true paraphrase draws it from one or two
     of the source's sentences.
     """
-    options = parse_options(evidence.question)
-    case = set(stems(question_stem(evidence.question))) | stemset(options.values())
+    case = case_words(evidence.question, parse_options(evidence.question))
     said = [set(stems(sentence)) for text in source for sentence in sentences(text)]
     for sentence in sentences(text):
         claim = {w for w in stems(sentence) if w not in case}

@@ -14,12 +14,11 @@ from collections.abc import Sequence
 
 from pydantic import BaseModel, ConfigDict
 
-from memory.wording import CHUNK, normal, positive_text, words
+from memory.wording import CHUNK, normal, positive_text, sentences, words
 
 _OPTION = re.compile(r"(?<![A-Za-z0-9])\(?([A-Ea-e])\)\s+(.+?)(?=\s+\(?[A-Ea-e]\)\s|$)")
 _ASIDE = re.compile(r"\(([^()]*)\)")
 _NEGATIVE = re.compile(r"\b(?:not|NOT|Not|except|EXCEPT|Except)\b|n't\b")
-_SENTENCE = re.compile(r"(?<=[.!?])\s+")
 _LETTER_REFS = (
     re.compile(r"(?<![A-Za-z0-9])\(?([A-Ea-e])\)"),  # not a stage's letter: "(T4d)"
     re.compile(r"\b(?:[Aa]nswer|[Oo]ption|[Cc]hoice)(?:'s|’s)?\s*(?:is|:|-|=)?\s*\(?([A-E])\b(?![a-z'])"),
@@ -281,7 +280,7 @@ def leaning(texts: Sequence[str], options: dict[str, str], beyond: str = "") -> 
 
 def _opening_pick(said: str, options: dict[str, str], picked: set[str]) -> set[str]:
     """The option a statement opens with as the answer, when its first sentence also negates ``picked``."""
-    first = _SENTENCE.split(said.strip(), maxsplit=1)[0]
+    first = next(iter(sentences(said.strip())), "")
     positive = named_options(first, options, positive_only=True)
     against = named_options(first, options) - positive
     return positive if len(positive) == 1 and picked & against else set()

@@ -9,8 +9,9 @@ the mixing check from fresh13's truth-515 and -518. Pure and deterministic.
 
 from __future__ import annotations
 
+import functools
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from memory.gate_terms import Evidence, support_sentences
 from memory.option_gate import ECHO_MIN_STEMS
@@ -37,8 +38,8 @@ def swapped_subject(text: str, evidence: Evidence, source: Sequence[str]) -> str
     options = parse_options(evidence.question)
     if not options:
         return None
-    case = set(stems(question_stem(evidence.question))) | stemset(options.values())
-    subjects = _clause_subjects(source, options)
+    case = case_words(evidence.question, options)
+    subjects, _ = _clause_subjects(tuple(source), tuple(options.items()))
     for clause in clauses(text):
         named = named_options(clause, options, positive_only=True)
         if not named:
@@ -68,17 +69,13 @@ def mixed_subjects(text: str, evidence: Evidence, source: Sequence[str]) -> str 
     options = parse_options(evidence.question)
     if not options:
         return None
-    case = set(stems(question_stem(evidence.question))) | stemset(options.values())
-    subjects = _clause_subjects(source, options)
-    owners: dict[str, set[frozenset[str]]] = {}
-    for said, about in subjects.items():
-        for word in set(stems(said)):
-            owners.setdefault(word, set()).add(about)
+    case = case_words(evidence.question, options)
+    _, owners = _clause_subjects(tuple(source), tuple(options.items()))
     for clause in clauses(text):
         named = named_options(clause, options, positive_only=True)
         borrowed: dict[str, int] = {}
         for word in set(stems(clause)) - case:
-            whose = owners.get(word, set())
+            whose = owners.get(word, frozenset())
             if len(whose) == 1 and len(owner := next(iter(whose))) == 1:
                 letter = next(iter(owner))
                 borrowed[letter] = borrowed.get(letter, 0) + 1
@@ -93,8 +90,21 @@ def mixed_subjects(text: str, evidence: Evidence, source: Sequence[str]) -> str 
 _PRONOUN = re.compile(r"^(?:it|it's|its|they|they're|their|these|this|those|he|she)\b", re.IGNORECASE)
 
 
-def _clause_subjects(source: Sequence[str], options: dict[str, str]) -> dict[str, frozenset[str]]:
-    """Each source clause with the options it is about: those it names, or for a pronoun, the last ones named."""
+def case_words(question: str, options: Mapping[str, str]) -> set[str]:
+    """The question's own words and the options': restating them is neither side's claim."""
+    return set(stems(question_stem(question))) | stemset(options.values())
+
+
+@functools.lru_cache(maxsize=64)
+def _clause_subjects(
+    source: tuple[str, ...], items: tuple[tuple[str, str], ...]
+) -> tuple[Mapping[str, frozenset[str]], Mapping[str, frozenset[frozenset[str]]]]:
+    """Each source clause with the options it is about, and each word with the subjects of the clauses saying it.
+
+    A clause is about the options it names, or, when it opens with a pronoun, the last ones named. Worked out
+    once per conversation (both checks ask for every candidate); read only.
+    """
+    options = dict(items)
     subjects: dict[str, frozenset[str]] = {}
     for text in source:
         last: frozenset[str] = frozenset()
@@ -104,4 +114,8 @@ def _clause_subjects(source: Sequence[str], options: dict[str, str]) -> dict[str
                 named = last
             subjects.setdefault(clause, named)
             last = named or last
-    return subjects
+    owners: dict[str, set[frozenset[str]]] = {}
+    for said, about in subjects.items():
+        for word in set(stems(said)):
+            owners.setdefault(word, set()).add(about)
+    return subjects, {word: frozenset(about) for word, about in owners.items()}

@@ -48,6 +48,7 @@ def misreported(text: str, evidence: Evidence) -> GateVerdict | None:
     when the opening turn is a multiple-choice question, comes from the later turns: "The user states that
     they need to sort a patient of trauma" reports the quiz question as the user's own need.
     """
+    options = parse_options(evidence.question)
     if _ASKED.search(text):
         said = [question_stem(evidence.question)] + [
             sentence
@@ -59,12 +60,11 @@ def misreported(text: str, evidence: Evidence) -> GateVerdict | None:
     elif _AGREEING.search(text):
         said = [c for turn in evidence.user_said for c in clauses(turn) if _ASSENT.search(c)]
         what = "an agreement the user did not express"
-    elif _STATED.search(text) and parse_options(evidence.question):
+    elif _STATED.search(text) and options:
         # the opening multiple-choice question is a quiz, not the user's own case or wish; the user's own
         # answer to it ("A is correct": "the user says PLAP is the seminoma marker") is theirs
         said = list(evidence.user_said[1:])
         accepted = known_answers(evidence).accepted
-        options = parse_options(evidence.question)
         if named_options(text, options, positive_only=True) & accepted:
             said += [question_stem(evidence.question), *(options[letter] for letter in accepted)]
         what = "the opening question reported as the user's own statement"
@@ -72,7 +72,6 @@ def misreported(text: str, evidence: Evidence) -> GateVerdict | None:
         return None
     words = set(stems(text))
     missing = sorted(words - stemset(said))
-    options = parse_options(evidence.question)
     glued = named_options(text, options, positive_only=True) - set().union(*(named_options(s, options) for s in said))
     if len(missing) <= max(1, MISREPORT_SHARE * len(words)) and not glued:
         return None
