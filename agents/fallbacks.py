@@ -12,6 +12,7 @@ from agents.building import BuildState, Candidate
 from memory import grounding
 from memory.grounding import Evidence
 from memory.models import Category, MemoryType, Source
+from memory.wording import sentences
 
 
 def spelt_out_answer(facts: Evidence) -> str | None:
@@ -22,11 +23,32 @@ def spelt_out_answer(facts: Evidence) -> str | None:
     topic = grounding.question_stem(facts.question).rstrip(" :?.")
     if len(topic) < 8:
         return None
-    return f"For the question '{topic[:160]}', the answer is {accepted[1]}."
+    return f"For the question '{clip(topic, TOPIC_CHARS)}', the answer is {accepted[1]}."
+
+
+TOPIC_CHARS, WORDS_CHARS = 160, 400
+
+
+def clip(text: str, limit: int) -> str:
+    """``text`` cut to ``limit`` characters after a sentence, else after a word (marked "..."), never inside one."""
+    if len(text) <= limit:
+        return text
+    kept = ""
+    for sentence in sentences(text):
+        if len(kept) + len(sentence) + 1 > limit:
+            break
+        kept = f"{kept} {sentence}".strip()
+    if kept:
+        return kept
+    return text[: limit + 1].rsplit(" ", 1)[0].rstrip(" ,;:") + "..."
 
 
 def expert_words(state: BuildState) -> str | None:
-    """The trusted expert's longest statement that names the answer, else the longest one (>= 20 chars)."""
+    """The trusted expert's longest statement that names the answer, else the longest one (>= 20 chars).
+
+    Whole sentences only, up to WORDS_CHARS; one that does not say what it is about (two words of the
+    question's topic) is introduced by the question: "On 'The common site for ...': The lesion is ...".
+    """
     if state.source is not Source.SME:
         return None
     turns = [" ".join(t.content.split()) for t in state.turns if t.role in {"user", "sme"}][1:]
@@ -35,7 +57,11 @@ def expert_words(state: BuildState) -> str | None:
         return None
     options = grounding.parse_options(state.turns[0].content) if state.turns else {}
     naming = [t for t in turns if grounding.named_options(t, options, positive_only=True)]
-    return max(naming or turns, key=len)[:400]
+    words = clip(max(naming or turns, key=len), WORDS_CHARS)
+    topic = grounding.question_stem(state.turns[0].content).rstrip(" :?.") if state.turns else ""
+    if len(topic) < 8 or _about_topic(words, topic):
+        return words
+    return f"On '{clip(topic, TOPIC_CHARS)}': {words}"
 
 
 def residual_fallbacks(state: BuildState, facts: Evidence) -> list[Candidate]:
@@ -69,8 +95,13 @@ def answer_fallback(state: BuildState, facts: Evidence) -> list[Candidate]:
 
 def _carries_answer(text: str, facts: Evidence) -> bool:
     """Whether a memory names the accepted option and at least two words of the question's topic."""
-    topic = set(grounding.stems(grounding.question_stem(facts.question)))
-    return _names_answer(text, facts) and len(topic & set(grounding.stems(text))) >= min(2, len(topic))
+    return _names_answer(text, facts) and _about_topic(text, grounding.question_stem(facts.question))
+
+
+def _about_topic(text: str, topic: str) -> bool:
+    """Whether ``text`` has two words of the question's ``topic`` (all of them when it has fewer)."""
+    said = set(grounding.stems(topic))
+    return len(said & set(grounding.stems(text))) >= min(2, len(said))
 
 
 def _names_answer(text: str, facts: Evidence) -> bool:

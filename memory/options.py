@@ -14,7 +14,7 @@ from collections.abc import Sequence
 
 from pydantic import BaseModel, ConfigDict
 
-from memory.wording import CHUNK, normal, positive_text, sentences, words
+from memory.wording import CHUNK, fold, normal, positive_text, sentences, words
 
 _OPTION = re.compile(r"(?<![A-Za-z0-9])\(?([A-Ea-e])\)\s+(.+?)(?=\s+\(?[A-Ea-e]\)\s|$)")
 _ASIDE = re.compile(r"\(([^()]*)\)")
@@ -138,13 +138,13 @@ def _forms(option: str) -> list[set[str]]:
 
 def _joined(option: str) -> str | None:
     """An option of two or three words written as one ("Phosphatidyl glycerol", "Mac conkey"), if it is one."""
-    parts = re.findall(r"[a-z]+", _ASIDE.sub(" ", option).lower())
+    parts = re.findall(r"[a-z]+", fold(_ASIDE.sub(" ", option)))
     return "".join(parts) if 2 <= len(parts) <= 3 and not re.search(r"\d", option) else None
 
 
 def _said(text: str) -> set[str]:
     """The words of a text, with each pair of neighbours also joined ("phosphatidyl glycerol")."""
-    found = re.findall(r"[a-z]+", text.lower())
+    found = re.findall(r"[a-z]+", fold(text))
     return set(words(text)) | {a + b for a, b in itertools.pairwise(found)}
 
 

@@ -4,7 +4,9 @@ Part of the truth gate (:mod:`memory.grounding` runs these on memories credited 
 word of "Apo B-100 mutation causes type I hyperlipoproteinaemia" may have been said, but of lipoprotein
 lipase deficiency. Each source clause is about the options it names, or, when it opens with a pronoun,
 about those named just before it. Written in session 10 from fresh11's truth-429 and fresh12's truth-462;
-the mixing check from fresh13's truth-515 and -518. Pure and deterministic.
+the mixing check from fresh13's truth-515 and -518. A memory sentence whose claim no one source sentence
+says is pieced together from what was said apart, often of two subjects (session 11). Pure and
+deterministic.
 """
 
 from __future__ import annotations
@@ -16,12 +18,14 @@ from collections.abc import Mapping, Sequence
 from memory.gate_terms import Evidence, support_sentences
 from memory.option_gate import ECHO_MIN_STEMS
 from memory.options import named_options, parse_options, question_stem
-from memory.wording import clauses, stems, stemset
+from memory.wording import clauses, sentences, stems, stemset
 
 # a memory clause naming an option whose claim one source clause about other options covers this much of
 SWAP_COVER = 0.75
 # words of a clause that come only from what the source said of one option, borrowed without naming it
 MIX_WORDS = 2
+# the share of a memory sentence's claim that one source sentence (or two naming the same options) must say
+CLAIM_COVER = 0.85
 
 
 def swapped_subject(text: str, evidence: Evidence, source: Sequence[str]) -> str | None:
@@ -85,6 +89,55 @@ def mixed_subjects(text: str, evidence: Evidence, source: Sequence[str]) -> str 
             letter = sorted(from_others)[0]
             return f"{letter}) {options[letter]}"
     return None
+
+
+def pieced_together(text: str, evidence: Evidence, source: Sequence[str]) -> str | None:
+    """A sentence of the memory whose claim no one sentence of the source says most of, if any.
+
+    "The anion gap is calculated by subtracting the sum of the chloride and bicarbonate from the pH", after
+    the expert worked the gap out as "145 minus the sum of 100 and 25": "sum", "calculate" and "bicarbonate"
+    were each said, in three different sentences, and the claim they make together is nobody's. So is
+    "vitamin K is the cofactor of prolyl and lysyl hydroxylase", joined from a sentence about vitamin K and
+    one about vitamin C. The claim is the sentence's words that the source or the chatbot's rejected answers
+    said, beyond the question's, the options' and a few linking verbs ("causing"): a restatement draws it from
+    one sentence of the source, or from two that are about the same options (both name them and no other).
+    Its other words ("equals" for "is") are the unsaid-word check's.
+    """
+    options = parse_options(evidence.question)
+    case = case_words(evidence.question, options) | _LINKING
+    said = _sentence_subjects(tuple(source), tuple(options.items()))
+    pieces = frozenset().union(*(one for one, _ in said), stemset(evidence.model_rejected))
+    for sentence in sentences(text):
+        claim = {w for w in stems(sentence) if w not in case and w in pieces}
+        if len(claim) < ECHO_MIN_STEMS:
+            continue
+        best = max((len(claim & one) for one, _ in said), default=0)
+        pairs = (
+            len(claim & (one | other))
+            for i, (one, about) in enumerate(said)
+            for other, theirs in said[i + 1 :]
+            if about and theirs == about
+        )
+        if max(best, *pairs, 0) < CLAIM_COVER * len(claim):
+            return sentence
+    return None
+
+
+# verbs that link a subject to its claim without adding to it ("causing hypocalcaemia")
+_LINKING = frozenset(stems("cause causing leads result resulting due associated occurs seen comes stays remains gives"))
+
+
+@functools.lru_cache(maxsize=64)
+def _sentence_subjects(
+    source: tuple[str, ...], items: tuple[tuple[str, str], ...]
+) -> tuple[tuple[frozenset[str], frozenset[str]], ...]:
+    """Each source sentence's stems with the options it names (once per conversation; read only)."""
+    options = dict(items)
+    return tuple(
+        (frozenset(stems(sentence)), frozenset(named_options(sentence, options)))
+        for text in source
+        for sentence in sentences(text)
+    )
 
 
 _PRONOUN = re.compile(r"^(?:it|it's|its|they|they're|their|these|this|those|he|she)\b", re.IGNORECASE)

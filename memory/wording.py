@@ -7,6 +7,7 @@ five letters), so "dilates" meets "dilator" and "pupillae" meets "pupil"; number
 from __future__ import annotations
 
 import re
+import unicodedata
 from collections.abc import Iterable
 
 _STOP_WORDS = """a an the and or but if then than that this these those there here of to in on at by for from with as
@@ -65,10 +66,18 @@ def stems(text: str) -> list[str]:
     return [w if w[0].isdigit() else w[:5] for w in words(text)]
 
 
+def fold(text: str) -> str:
+    """``text`` in lower case with accents dropped ("Lefèvre" is "lefevre")."""
+    text = text.lower()
+    if text.isascii():
+        return text
+    return "".join(c for c in unicodedata.normalize("NFKD", text) if not unicodedata.combining(c))
+
+
 def words(text: str) -> list[str]:
-    """Content words of ``text`` in order, with plural and "-ing"/"-ed" endings cut but not shortened."""
+    """Content words of ``text`` in order, accents dropped, with plural, "-ing"/"-ed" and "-ies"/"-ied" endings cut."""
     out = []
-    for word in _WORD.findall(text.lower()):
+    for word in _WORD.findall(fold(text)):
         if word[0].isdigit():
             out.append(word)
         elif len(word) > 2 and word not in _STOP:
@@ -77,6 +86,8 @@ def words(text: str) -> list[str]:
 
 
 def _unsuffix(word: str) -> str:
+    if len(word) > 4 and word.endswith(("ies", "ied")):  # "carries", "carried": "carry"
+        return word[:-3] + "y"
     if len(word) > 3 and word.endswith("s") and not word.endswith("ss"):
         word = word[:-1]
     for suffix in ("ing", "ed"):
@@ -87,7 +98,7 @@ def _unsuffix(word: str) -> str:
 
 def normal(text: str) -> str:
     """Lower-case words and numbers joined by single spaces (to find copies)."""
-    return " ".join(_WORD.findall(text.lower()))
+    return " ".join(_WORD.findall(fold(text)))
 
 
 def stemset(texts: Iterable[str]) -> set[str]:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from agents.building import BuildState, Candidate, Turn
-from agents.fallbacks import answer_fallback, expert_words, residual_fallbacks, spelt_out_answer
+from agents.fallbacks import answer_fallback, clip, expert_words, residual_fallbacks, spelt_out_answer
 from agents.truth import evidence
 from memory.models import Category, MemoryType, Source
 
@@ -26,22 +26,45 @@ def test_the_accepted_option_is_spelt_out_with_the_question() -> None:
 
 
 def test_only_a_trusted_experts_statement_is_used() -> None:
-    assert expert_words(BuildState(TURNS, "sme-1", source=Source.SME)) == WORDS
+    # the expert's words do not say what they are about, so the question introduces them
+    assert expert_words(BuildState(TURNS, "sme-1", source=Source.SME)) == f"On 'Concentration of tropicamide': {WORDS}"
     assert expert_words(BuildState(TURNS, "u1", source=Source.USER)) is None
     assert residual_fallbacks(BuildState(TURNS, "u1", source=Source.USER), evidence(BuildState(TURNS, "u1"))) == []
 
 
-def test_residual_fallbacks_add_the_experts_words_and_the_spelt_out_answer() -> None:
+def test_residual_fallbacks_add_the_experts_words_or_the_spelt_out_answer() -> None:
     state = BuildState(TURNS, "sme-1", source=Source.SME)
     found = residual_fallbacks(state, evidence(state))
-    # the expert's words name the option but not the question's topic, so the answer is spelt out too
+    # the expert's words, introduced by the question, carry the answer: it is not spelt out again
     assert [(c.type, c.text, c.fallback) for c in found] == [
-        (MemoryType.RESIDUAL, WORDS, True),
-        (MemoryType.RESIDUAL, "For the question 'Concentration of tropicamide', the answer is 0.01.", True),
+        (MemoryType.RESIDUAL, f"On 'Concentration of tropicamide': {WORDS}", True),
+    ]
+    # a letter alone is too short to stand as a memory: the answer is spelt out with its question
+    closing = Turn(role="assistant", content="I see: a) 0.01.")
+    letter = BuildState([*TURNS[:2], Turn(role="sme", content="No, a)."), closing], "sme-1", source=Source.SME)
+    assert [c.text for c in residual_fallbacks(letter, evidence(letter))] == [
+        "For the question 'Concentration of tropicamide', the answer is 0.01."
     ]
     topical = "The concentration of tropicamide is 0.005-0.01, so the answer is 0.01."
     state.candidates = [Candidate(type=MemoryType.RESIDUAL, text=topical, category=Category.FACT)]
     assert residual_fallbacks(state, evidence(state)) == []  # a surviving memory already carries the answer
+
+
+def test_long_words_are_cut_after_a_sentence_or_a_word_never_inside_one() -> None:
+    text = "Tropicamide is a short-acting antimuscarinic. It dilates the pupil for a few hours. " * 3
+    assert clip(text, 100) == "Tropicamide is a short-acting antimuscarinic. It dilates the pupil for a few hours."
+    assert clip("Tropicamide dilates the pupil for a few hours only", 30) == "Tropicamide dilates the pupil..."
+    assert clip("Short.", 30) == "Short."
+    long_stem = "Concentration of tropicamide " + "in the eye drops used for a refraction " * 6
+    question = f"{long_stem}: a) 0.01 b) 0.02"
+    turns = [
+        Turn(role="user", content=question),
+        Turn(role="assistant", content="b) 0.02"),
+        Turn(role="sme", content="No, a)."),
+        Turn(role="assistant", content="I see: a) 0.01."),
+    ]
+    spelt = spelt_out_answer(evidence(BuildState(turns, "sme-1", source=Source.SME)))
+    assert spelt is not None and spelt.endswith("a refraction in the eye...', the answer is 0.01.")
 
 
 def test_answer_fallback_only_when_no_accepted_answer_survived() -> None:

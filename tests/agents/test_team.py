@@ -196,7 +196,8 @@ async def test_inverted_fact_is_refused_without_a_retry_and_the_experts_words_ke
         ("other_option", "The concentration of tropicamide is 0.02, not 0.01.")
     ]
     texts = [o.text for o in state.outcomes]
-    assert "0.5%-1% is 0.005-0.01 as a decimal, so the answer is 0.01." in texts  # the expert's own words
+    # the expert's own words, introduced by the question they answer
+    assert "On 'Concentration of tropicamide': 0.5%-1% is 0.005-0.01 as a decimal, so the answer is 0.01." in texts
     assert "For tropicamide concentration, the accepted answer is 0.01." in texts
     assert not any("0.02" in t for t in texts)
 
@@ -261,16 +262,15 @@ async def test_residual_falls_back_to_the_experts_own_words(engine: MemoryEngine
         inverted,
         _memories("The user asked for the concentration of tropicamide."),
         _response("tropicamide concentration", "A) 0.01"),
-        _checks(1.0, 1.0, 1.0, 1.0),
+        _checks(1.0, 1.0, 1.0),
     ]
     state = BuildState(TROPICAMIDE, "sme-2", source=Source.SME)
     await build_memories(engine, ReplayChatCompletionClient(replies), state)
     residual = [o for o in state.outcomes if o.type is MemoryType.RESIDUAL]
     # the inverted fact is refused by the truth gate (audited); the expert's own words are stored
-    # instead, and, as they do not name the question's topic, the accepted option spelt out with it
+    # instead, and, as they do not name the question's topic, introduced by the question
     assert [o.text for o in residual] == [
-        "0.5%-1% is 0.005-0.01 as a decimal, so the answer is 0.01.",
-        "For the question 'Concentration of tropicamide', the answer is 0.01.",
+        "On 'Concentration of tropicamide': 0.5%-1% is 0.005-0.01 as a decimal, so the answer is 0.01."
     ]
     assert [(r.reason.value, r.text) for r in state.rejected] == [("other_option", inverted_text)]
     assert any("residual memory from what the expert said" in n for n in state.notes)

@@ -7,7 +7,7 @@ fresh11's truth-428, -429, -427 and -442, written here in other words).
 
 from __future__ import annotations
 
-from memory.grounding import Evidence, GateReason, GateVerdict, check
+from memory.grounding import Evidence, GateReason, GateVerdict, check, named_options
 from memory.models import MemoryType
 from tests.memory.corrections import rejected_then_accepted
 
@@ -41,7 +41,7 @@ def test_a_memory_may_not_deny_what_the_expert_asserted() -> None:
     verdict = refused(denial, R, folate(), GateReason.NEGATED)
     assert "adenosylcobalamin" in verdict.detail
     # the expert's own assertions, and a denial the expert made too, pass
-    assert check("Methylmalonyl-CoA mutase uses adenosylcobalamin, a form of B12.", R, folate()).ok
+    assert check("Methylmalonyl-CoA mutase uses adenosylcobalamin and is a B12 enzyme.", R, folate()).ok
     assert check("Thymidylate synthase works with a folate cofactor, not with B12.", R, folate()).ok
 
 
@@ -154,6 +154,28 @@ def test_a_claim_pieced_together_from_words_said_apart_is_nobody_s() -> None:
     verdict = refused(pieced, R, facts, GateReason.UNSAID)
     assert "pieced together" in verdict.detail
     assert check("Opposing disorders offset each other, which is why you calculate the gap every time.", R, facts).ok
+
+
+def test_a_sentence_joined_from_what_was_said_of_two_subjects_is_refused() -> None:
+    question = "The characteristic adverse effect of ECT: A) Anterograde amnesia B) Retrograde amnesia C) Mania"
+    said = [
+        "The commonest complaint is retrograde amnesia, the loss of memories from the weeks before the course. "
+        "Trouble forming new memories happens too, but it clears within weeks of the last session. "
+        "Retrograde amnesia is also what patients carry longest."
+    ]
+    facts = rejected_then_accepted(question, "A) Anterograde amnesia.", said, "B) Retrograde amnesia.")
+    # what clears within weeks is the trouble forming new memories, in a sentence naming no option
+    joined = "Retrograde amnesia is the commonest complaint and clears within weeks of the last session."
+    verdict = refused(joined, R, facts, GateReason.UNSAID)
+    assert "pieced together" in verdict.detail
+    # one sentence restated, or two about the same option, pass; so does "carries" said as "carry"
+    assert check("Trouble forming new memories clears within weeks of the last session.", R, facts).ok
+    assert check("Retrograde amnesia, the commonest complaint, is what a patient carries longest.", R, facts).ok
+
+
+def test_a_name_written_with_an_accent_names_the_option() -> None:
+    options = {"A": "Papillon lefevre syndrome", "B": "Menke syndrome"}
+    assert named_options("Papillon-Lefèvre gives calcification of the falx.", options) == {"A"}
 
 
 HBV = "A mother is HBsAg positive and anti-HBe positive. Risk of transmission of Hep. B in child is: A) 20% B) 90%"
