@@ -32,8 +32,10 @@ expert's assertion, a swapped subject, a misreported question or agreement). Tru
 ``fresh12`` split, written after those rules and used once (then read while writing the pronoun,
 chatbot-words, pieced-claim, answer-without-case and quiz-statement rules); unlike the earlier splits, its
 author listed every statement the expert made as an asserted fact, not only the main ones.
-Truth-493..truth-527 are the ``fresh13`` split, written the same way after those rules and never used to
-tune anything.
+Truth-493..truth-527 are the ``fresh13`` split, written the same way after those rules and used once (then
+read while writing the mixed-subjects rule and, with a replay over every earlier split, the one-sentence
+pieced-claim rule). Truth-528..truth-562 are the ``fresh14`` split, written the same way after those rules
+and never used to tune anything.
 
 Each conversation is built with ``agents.team.build_memories`` (SME source, domain medicine) into a
 FRESH temporary store, with the real model loaded once. Then every memory in the store is read back
