@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from agents.building import BuildState, Candidate
 from memory import grounding
-from memory.grounding import Evidence
+from memory.grounding import Evidence, GateReason
 from memory.models import Category, MemoryType, Source
 from memory.wording import sentences
 
@@ -43,11 +43,13 @@ def clip(text: str, limit: int) -> str:
     return text[: limit + 1].rsplit(" ", 1)[0].rstrip(" ,;:") + "..."
 
 
-def expert_words(state: BuildState) -> str | None:
+def expert_words(state: BuildState, facts: Evidence) -> str | None:
     """The trusted expert's longest statement that names the answer, else the longest one (>= 20 chars).
 
     Whole sentences only, up to WORDS_CHARS; one that does not say what it is about (two words of the
-    question's topic) is introduced by the question: "On 'The common site for ...': The lesion is ...".
+    question's topic) is introduced by the question: "On 'The common site for ...': The lesion is ...",
+    unless it says nothing but an option ("C is the one I'd mark"): the question would make a memory of a
+    letter.
     """
     if state.source is not Source.SME:
         return None
@@ -61,6 +63,8 @@ def expert_words(state: BuildState) -> str | None:
     topic = grounding.question_stem(state.turns[0].content).rstrip(" :?.") if state.turns else ""
     if len(topic) < 8 or _about_topic(words, topic):
         return words
+    if grounding.check(grounding.unletter(words, options), MemoryType.RESIDUAL, facts).reason is GateReason.NO_TOPIC:
+        return None  # "C is the one I'd mark" says nothing the question could introduce
     return f"On '{clip(topic, TOPIC_CHARS)}': {words}"
 
 
@@ -74,7 +78,7 @@ def residual_fallbacks(state: BuildState, facts: Evidence) -> list[Candidate]:
     if state.source is not Source.SME or not facts.has_source_statement:
         return []
     residual = [c.text for c in state.candidates if c.type is MemoryType.RESIDUAL]
-    words = expert_words(state) if not residual else None
+    words = expert_words(state, facts) if not residual else None
     texts = [words] if words else []
     if not any(_carries_answer(text, facts) for text in [*residual, *texts]):
         spelt = spelt_out_answer(facts)

@@ -46,8 +46,12 @@ fresh13 measured those; its truth-515 and -518 gave the check that a memory does
 said of two options. Session 11, from a replay over every dev split's recorded candidates (the false ones
 the scorer counted right: truth-076, -355, -379, -422, -504, -515), made the pieced-together rule strict: a
 sentence's claim must come almost whole (85 %) from one source sentence, or two naming the same options;
-names are compared without accents. Both are measured on fresh14. The evidence and the verdict are in
-:mod:`memory.gate_terms`.
+names are compared without accents. fresh14 measured those; its findings (truth-535, -542, -560, -562)
+gave: an option of two-letter words ("Sv") is named by its text; the expert's turn that opens with the
+chatbot's own pick explains it, it does not accept it; a user memory may not join what the user said
+apart, nor keep a bare option letter ("The user states that D, mate"); a sentence copied from the
+chatbot's turns that no source sentence says is the chatbot's. Those are measured on fresh15. The
+evidence and the verdict are in :mod:`memory.gate_terms`.
 """
 
 from __future__ import annotations
@@ -68,7 +72,7 @@ from memory.option_gate import (
     says_nothing_new,
 )
 from memory.options import named_options, parse_options, question_stem, unletter
-from memory.subjects import mixed_subjects, pieced_together, swapped_subject
+from memory.subjects import chatbot_sentence, mixed_subjects, pieced_together, swapped_subject
 from memory.user_reports import misreported
 from memory.wording import (
     CHUNK,
@@ -224,6 +228,10 @@ def _useless(text: str, memory_type: MemoryType, evidence: Evidence) -> GateVerd
         detail = "adds nothing to the question: useless to anyone else"
         return GateVerdict(ok=False, reason=GateReason.NO_TOPIC, detail=detail)
     stance = _REPORT.search(text) and not _ASKING.search(text) and set(stems(text)) <= _STANCE
+    if memory_type is MemoryType.USER_QUESTION and len(set(stems(text)) - _STANCE) < 2 and _bare_letter(text, evidence):
+        # "The user states that D, mate.", "The user marks C as the one they'd mark": a letter and a word
+        detail = "says under two words of what the user said: useless later"
+        return GateVerdict(ok=False, reason=GateReason.NO_TOPIC, detail=detail)
     if memory_type is MemoryType.USER_QUESTION and stance:
         # "The user disagrees with the expert's answer": which answer, about what? (the case the user
         # described is worth keeping, even in the question's words; a stance with no content is not)
@@ -279,7 +287,7 @@ def check(text: str, memory_type: MemoryType, evidence: Evidence, *, mistake: bo
         )
         if verdict is not None:
             return verdict
-    reported = misreported(text, evidence) if memory_type is MemoryType.USER_QUESTION else None
+    reported = _user_report(text, evidence, source) if memory_type is MemoryType.USER_QUESTION else None
     if reported is not None:
         return reported
     useless = _useless(text, memory_type, evidence)
@@ -295,6 +303,21 @@ def check(text: str, memory_type: MemoryType, evidence: Evidence, *, mistake: bo
     return GateVerdict(ok=True, reason=GateReason.SUPPORTED, detail=where)
 
 
+def _user_report(text: str, evidence: Evidence, source: Sequence[str]) -> GateVerdict | None:
+    """A user memory reporting a question or agreement the user did not make, or joining what they said apart.
+
+    "'store in a refrigerator' means -25 to -10 °C" joins the refrigerator's sentence to the freezer's.
+    """
+    reported = misreported(text, evidence)
+    if reported is not None or _ASKING.search(text):
+        return reported
+    pieced = pieced_together(text, evidence, source)
+    if pieced is not None:
+        detail = f"pieced together from words the user said apart: {pieced!r}"
+        return GateVerdict(ok=False, reason=GateReason.UNSAID, detail=detail)
+    return None
+
+
 def _borrowed(text: str, evidence: Evidence, source: Sequence[str]) -> GateVerdict | None:
     """A memory credited to the source that is the chatbot's, or the source's said of another subject."""
     own = stemset(source) | stemset([evidence.question])
@@ -304,6 +327,9 @@ def _borrowed(text: str, evidence: Evidence, source: Sequence[str]) -> GateVerdi
         return GateVerdict(
             ok=False, reason=GateReason.MODEL_WORDS, detail="repeats the chatbot's answer", unsupported=model_only
         )
+    copied = chatbot_sentence(text, evidence, source)
+    if copied is not None:
+        return GateVerdict(ok=False, reason=GateReason.MODEL_WORDS, detail=f"the chatbot's sentence: {copied!r}")
     echo = rejected_echo(text, evidence, source)
     if echo is not None:
         return GateVerdict(
@@ -322,6 +348,14 @@ def _borrowed(text: str, evidence: Evidence, source: Sequence[str]) -> GateVerdi
         detail = f"pieced together from words the source said apart: {scattered!r}"
         return GateVerdict(ok=False, reason=GateReason.UNSAID, detail=detail)
     return None
+
+
+def _bare_letter(text: str, evidence: Evidence) -> bool:
+    """Whether a memory has an option's letter standing alone ("D, mate"), not an article ("A baker")."""
+    letters = "".join(parse_options(evidence.question))
+    return bool(letters) and bool(
+        re.search(rf"(?<![\w'’.-])[{letters}](?![\w'’-])(?!\s+[a-z])|\b[{letters}]\s+as\b", text)
+    )
 
 
 _TERM = re.compile(r"\b(?:writes|says|uses|means|meaning|stands? for|short for|abbreviat\w*|term|calls)\b", re.I)

@@ -14,7 +14,7 @@ from collections.abc import Sequence
 
 from pydantic import BaseModel, ConfigDict
 
-from memory.wording import CHUNK, fold, normal, positive_text, sentences, words
+from memory.wording import CHUNK, fold, normal, positive_text, sentences, short_words, words
 
 _OPTION = re.compile(r"(?<![A-Za-z0-9])\(?([A-Ea-e])\)\s+(.+?)(?=\s+\(?[A-Ea-e]\)\s|$)")
 _ASIDE = re.compile(r"\(([^()]*)\)")
@@ -103,12 +103,13 @@ def _shapes(items: tuple[tuple[str, str], ...]) -> Shapes:
     """What naming needs of a question's options, worked out once per question (read only).
 
     Each option's own words, its word forms, its one-word spelling, and the twins: options whose words are
-    the same ("Knock down", "Knock out"; "HSV I", "HSV II"), named only by their text (options with no word
-    at all, "I", "II", only by their letter).
+    the same ("Knock down", "Knock out"; "HSV I", "HSV II") or that have only two-letter ones ("Sv", "cd"),
+    named only by their text (options with no word at all, "I", only by their letter).
     """
     options = dict(items)
     said = {letter: set(words(text)) for letter, text in options.items()}
     twins = {a for a in options for b in options if a != b and said[a] == said[b] != set()}
+    twins |= {a for a, text in options.items() if not said[a] and short_words(text)}  # "Sv", "cd": by their text
     forms = {letter: _forms(text) for letter, text in options.items()}
     joined = {letter: _joined(text) for letter, text in options.items()}
     return _distinct(options), forms, joined, twins
@@ -279,11 +280,15 @@ def leaning(texts: Sequence[str], options: dict[str, str], beyond: str = "") -> 
 
 
 def _opening_pick(said: str, options: dict[str, str], picked: set[str]) -> set[str]:
-    """The option a statement opens with as the answer, when its first sentence also negates ``picked``."""
+    """The option a statement opens with as the answer, when its first sentence also negates ``picked``.
+
+    Not one the chatbot picked itself: "Morbidity is the general term ...; you measure it with incidence and
+    prevalence, so it isn't a rate" explains why the chatbot's "C) Morbidity" is wrong.
+    """
     first = next(iter(sentences(said.strip())), "")
     positive = named_options(first, options, positive_only=True)
     against = named_options(first, options) - positive
-    return positive if len(positive) == 1 and picked & against else set()
+    return positive if len(positive) == 1 and picked & against and not positive & picked else set()
 
 
 def unletter(text: str, options: dict[str, str]) -> str:

@@ -18,12 +18,14 @@ from collections.abc import Mapping, Sequence
 from memory.gate_terms import Evidence, support_sentences
 from memory.option_gate import ECHO_MIN_STEMS
 from memory.options import named_options, parse_options, question_stem
-from memory.wording import clauses, sentences, stems, stemset
+from memory.wording import clauses, normal, sentences, stems, stemset
 
 # a memory clause naming an option whose claim one source clause about other options covers this much of
 SWAP_COVER = 0.75
 # words of a clause that come only from what the source said of one option, borrowed without naming it
 MIX_WORDS = 2
+# the fewest words of a memory sentence found whole in the chatbot's turns that make it the chatbot's
+COPY_WORDS = 3
 # the share of a memory sentence's claim that one source sentence (or two naming the same options) must say
 CLAIM_COVER = 0.85
 
@@ -119,6 +121,32 @@ def pieced_together(text: str, evidence: Evidence, source: Sequence[str]) -> str
             if about and theirs == about
         )
         if max(best, *pairs, 0) < CLAIM_COVER * len(claim):
+            return sentence
+    return None
+
+
+def chatbot_sentence(text: str, evidence: Evidence, source: Sequence[str]) -> str | None:
+    """A sentence of the memory copied from the chatbot's turns (its closing thanks too), not the source's.
+
+    "Culture first, but no delay." and "The dressing is only the trigger." were the chatbot's summaries as it
+    accepted the correction: true to it perhaps, but no sentence of the source says as much (CLAIM_COVER of
+    its words beyond the question's). Sentences of three words or more, outside the question's, count; a
+    copy that restates what one source sentence said ("The drug that colours urine orange is rifampicin")
+    passes.
+    """
+    said = [f" {normal(turn)} " for turn in source]
+    chatbot = [f" {normal(turn)} " for turn in evidence.model_said]
+    asked = f" {normal(evidence.question)} "
+    case = case_words(evidence.question, parse_options(evidence.question))
+    heard = [set(stems(sentence)) for turn in source for sentence in sentences(turn)]
+    for sentence in sentences(text):
+        flat = normal(sentence)
+        if len(flat.split()) < COPY_WORDS or f" {flat} " in asked:
+            continue
+        if not any(f" {flat} " in turn for turn in chatbot) or any(f" {flat} " in turn for turn in said):
+            continue
+        claim = set(stems(sentence)) - case
+        if claim and max((len(claim & one) for one in heard), default=0) < CLAIM_COVER * len(claim):
             return sentence
     return None
 

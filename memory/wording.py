@@ -85,6 +85,11 @@ def words(text: str) -> list[str]:
     return out
 
 
+def short_words(text: str) -> list[str]:
+    """Two-letter tokens of ``text`` that are not common words ("Sv", "cd"): :func:`words` drops them."""
+    return [w for w in _WORD.findall(fold(text)) if len(w) == 2 and not w[0].isdigit() and w not in _STOP]
+
+
 def _unsuffix(word: str) -> str:
     if len(word) > 4 and word.endswith(("ies", "ied")):  # "carries", "carried": "carry"
         return word[:-3] + "y"

@@ -27,8 +27,9 @@ def test_the_accepted_option_is_spelt_out_with_the_question() -> None:
 
 def test_only_a_trusted_experts_statement_is_used() -> None:
     # the expert's words do not say what they are about, so the question introduces them
-    assert expert_words(BuildState(TURNS, "sme-1", source=Source.SME)) == f"On 'Concentration of tropicamide': {WORDS}"
-    assert expert_words(BuildState(TURNS, "u1", source=Source.USER)) is None
+    sme, user = BuildState(TURNS, "sme-1", source=Source.SME), BuildState(TURNS, "u1", source=Source.USER)
+    assert expert_words(sme, evidence(sme)) == f"On 'Concentration of tropicamide': {WORDS}"
+    assert expert_words(user, evidence(user)) is None
     assert residual_fallbacks(BuildState(TURNS, "u1", source=Source.USER), evidence(BuildState(TURNS, "u1"))) == []
 
 
@@ -39,8 +40,12 @@ def test_residual_fallbacks_add_the_experts_words_or_the_spelt_out_answer() -> N
     assert [(c.type, c.text, c.fallback) for c in found] == [
         (MemoryType.RESIDUAL, f"On 'Concentration of tropicamide': {WORDS}", True),
     ]
-    # a letter alone is too short to stand as a memory: the answer is spelt out with its question
+    # a letter alone is too short to stand as a memory, and a letter with a few words (on "C is the one I'd
+    # mark" the question would make a memory of a letter) is no better: the answer is spelt out with its question
     closing = Turn(role="assistant", content="I see: a) 0.01.")
+    marked_turns = [*TURNS[:2], Turn(role="sme", content="A is the one I would mark."), closing]
+    marked = BuildState(marked_turns, "sme-1", source=Source.SME)
+    assert expert_words(marked, evidence(marked)) is None
     letter = BuildState([*TURNS[:2], Turn(role="sme", content="No, a)."), closing], "sme-1", source=Source.SME)
     assert [c.text for c in residual_fallbacks(letter, evidence(letter))] == [
         "For the question 'Concentration of tropicamide', the answer is 0.01."

@@ -211,3 +211,37 @@ def test_a_memory_does_not_mix_what_the_expert_said_of_two_options() -> None:
     assert "B) Mitral stenosis" in verdict.detail
     assert check("Mitral regurgitation comes from a ruptured papillary muscle.", R, facts).ok
     assert check("Mitral stenosis is nearly always rheumatic, with fused commissures.", R, facts).ok
+
+
+def test_a_user_memory_may_not_join_what_the_user_said_apart_nor_keep_a_bare_letter() -> None:
+    # session 11, from fresh14's truth-560 and -535, in other words
+    question = "'Store in a cool place' on a label means: A) 8-15 C B) 2-8 C C) 0 C D) 30 C"
+    said = [
+        "No, 2 to 8 is what 'keep in a fridge' means.",
+        "Deep-freeze storage is -25 to -10, and a cool place is 8 to 15.",
+    ]
+    facts = rejected_then_accepted(question, "B) 2-8 C.", said, "A) 8-15 C.")
+    joined = "The user states that 'keep in a fridge' means storage at -25 to -10 degrees."
+    assert "pieced together" in refused(joined, Q, facts, GateReason.UNSAID).detail
+    assert check("The user states that deep-freeze storage is -25 to -10 degrees.", Q, facts).ok
+    letter = rejected_then_accepted(question, "B) 2-8 C.", ["A, mate."], "A) 8-15 C.")
+    refused("The user states that A, mate.", Q, letter, GateReason.NO_TOPIC)
+    assert check(
+        "The user is a pharmacist.", Q, rejected_then_accepted(question, "B)", ["I am a pharmacist. A."], "A)")
+    ).ok
+
+
+def test_the_chatbot_s_closing_summary_is_not_the_expert_s_claim() -> None:
+    # session 11, from fresh14's truth-550, in other words
+    question = "The calcium in a dentine bridge comes from: A) The blood supply B) The calcium hydroxide dressing"
+    said = ["Tracer calcium put in the dressing never reached the bridge; calcium given into the blood did."]
+    facts = rejected_then_accepted(
+        question, "B) The calcium hydroxide dressing.", said, "So the dressing is only the trigger. A)"
+    )
+    copy = "The dressing is only the trigger. The blood supply, with calcium in the dressing never reaching the bridge."
+    assert "chatbot's sentence" in refused(copy, R, facts, GateReason.MODEL_WORDS).detail
+    # a closing that restates one sentence of the expert's is the expert's claim
+    restated = rejected_then_accepted(
+        question, "B)", said, "Tracer calcium put in the dressing never reached the bridge."
+    )
+    assert check("Tracer calcium put in the dressing never reached the bridge.", R, restated).ok

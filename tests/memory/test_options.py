@@ -229,3 +229,27 @@ def test_options_with_no_word_are_named_by_their_letter_only() -> None:
     leads = {"A": "II", "B": "I", "C": "aVF", "D": "aVL"}
     assert named_options("I think the tallest R is in aVF.", leads) == {"C"}
     assert named_options("Lead B) I lies at 0 degrees.", leads) == {"B"}
+    # a two-letter option ("II", "Sv") is named by its text as well (session 11, from fresh14's truth-535)
+    assert named_options("Lead II looks at the inferior wall.", leads) == {"A"}
+    units = {"A": "Rad", "B": "Sv", "C": "Gray", "D": "Kerma"}
+    assert named_options("The accepted answer is Sv.", units) == {"B"}
+    assert named_options("Sievert and gray differ by a weighting factor.", units) == {"C"}
+
+
+def test_the_expert_explaining_why_the_chatbot_s_pick_is_wrong_does_not_make_it_the_answer() -> None:
+    # session 11, from fresh14's truth-562: the expert's turn opens with the chatbot's second pick, to explain it
+    question = "A survey of a chronic disease at one time measures: A) Prevalence rate B) Incidence rate C) Morbidity"
+    said = [
+        "Incidence is new cases only; counting all of them at one time is prevalence.",
+        "Morbidity is the general term for illness; you measure it with incidence and prevalence, so it isn't a rate.",
+    ]
+    chose = ["B) Incidence rate.", "Then why not C) Morbidity?"]
+    facts = Evidence(
+        question=question,
+        source_said=said,
+        model_said=[*chose, "Understood. A) Prevalence rate."],
+        model_rejected=chose,
+    )
+    assert accepted_option(facts) == ("A", "Prevalence rate")
+    refused = check(f"For the question '{question[:47]}', the answer is Morbidity.", R, facts)
+    assert (refused.ok, refused.reason) == (False, GateReason.REJECTED_ANSWER)
