@@ -5,8 +5,8 @@ word of "Apo B-100 mutation causes type I hyperlipoproteinaemia" may have been s
 lipase deficiency. Each source clause is about the options it names, or, when it opens with a pronoun,
 about those named just before it. Written in session 10 from fresh11's truth-429 and fresh12's truth-462;
 the mixing check from fresh13's truth-515 and -518. A memory sentence whose claim no one source sentence
-says is pieced together from what was said apart, often of two subjects (session 11). Pure and
-deterministic.
+says is pieced together from what was said apart, often of two subjects; one that gives a source
+sentence's predicate to another subject renames it (session 11). Pure and deterministic.
 """
 
 from __future__ import annotations
@@ -28,6 +28,20 @@ MIX_WORDS = 2
 COPY_WORDS = 3
 # the share of a memory sentence's claim that one source sentence (or two naming the same options) must say
 CLAIM_COVER = 0.85
+
+
+def other_subject(text: str, evidence: Evidence, source: Sequence[str]) -> str | None:
+    """Why the memory says of one subject what the source said of another, if it does (else None)."""
+    swapped = swapped_subject(text, evidence, source)
+    if swapped is not None:
+        return f"says of one option what the source said of another: {swapped!r}"
+    mixed = mixed_subjects(text, evidence, source)
+    if mixed is not None:
+        return f"borrows what the source said of {mixed}, another subject"
+    renamed = renamed_subject(text, evidence, source)
+    if renamed is not None:
+        return f"gives another subject what the source said of its own: {renamed!r}"
+    return None
 
 
 def swapped_subject(text: str, evidence: Evidence, source: Sequence[str]) -> str | None:
@@ -60,6 +74,38 @@ def swapped_subject(text: str, evidence: Evidence, source: Sequence[str]) -> str
             if share >= SWAP_COVER and share > own and theirs and not theirs & named:
                 return said
     return None
+
+
+def renamed_subject(text: str, evidence: Evidence, source: Sequence[str]) -> str | None:
+    """The source sentence whose predicate a memory sentence gives to another subject, if any.
+
+    "Paradoxical undressing is sudden death on plunging into cold water", after the expert said "immersion
+    syndrome is sudden death on plunging into cold water": the memory's "X is ..." takes almost all of its
+    predicate (beyond the question's words) from one source sentence whose subject it drops, and its own
+    subject has a word that sentence never says. Subjects need not be options: "Cross-dressing is
+    transvestism, named after the Chevalier d'Eon", said of eonism.
+    """
+    case = case_words(evidence.question, parse_options(evidence.question))
+    said = [(sentence, frozenset(stems(sentence))) for turn in source for sentence in sentences(turn)]
+    for sentence in sentences(text):
+        mine = _COPULA.match(sentence.strip())
+        if not mine or not said:
+            continue
+        subject, predicate = set(stems(mine.group(1))), set(stems(mine.group(2))) - case
+        if len(predicate) < ECHO_MIN_STEMS or not subject:
+            continue
+        best, heard = max(said, key=lambda pair: len(predicate & pair[1]))
+        theirs = _COPULA.match(best.strip())
+        if len(predicate & heard) < CLAIM_COVER * len(predicate) or not theirs:
+            continue
+        their_subject = set(stems(theirs.group(1)))
+        if their_subject and subject - heard and not their_subject & set(stems(sentence)):
+            return best
+    return None
+
+
+# a sentence's subject and what it says of it: "Immersion syndrome is sudden death on ..."
+_COPULA = re.compile(r"^(.{3,60}?)\s+(?:is|are|was|were)\s+(.*)$", re.IGNORECASE | re.DOTALL)
 
 
 def mixed_subjects(text: str, evidence: Evidence, source: Sequence[str]) -> str | None:

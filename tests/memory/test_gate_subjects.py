@@ -245,3 +245,17 @@ def test_the_chatbot_s_closing_summary_is_not_the_expert_s_claim() -> None:
         question, "B)", said, "Tracer calcium put in the dressing never reached the bridge."
     )
     assert check("Tracer calcium put in the dressing never reached the bridge.", R, restated).ok
+
+
+def test_a_sentence_s_predicate_is_not_given_to_another_subject() -> None:
+    # session 11, from truth-182 and fresh14's truth-558, in other words: the subjects need not be options
+    question = (
+        "Taste from the anterior two-thirds of the tongue travels in: A) Chorda tympani B) Glossopharyngeal nerve"
+    )
+    said = [
+        "The chorda tympani does. Hyposmia is a reduced sense of smell, common after viral colds and head injuries."
+    ]
+    facts = rejected_then_accepted(question, "B) Glossopharyngeal nerve.", said, "A) Chorda tympani.")
+    renamed = "Hypogeusia is a reduced sense of smell, common after viral colds and head injuries."
+    assert "another subject" in refused(renamed, R, facts, GateReason.SWAPPED_SUBJECT).detail
+    assert check("Hyposmia, a reduced sense of smell, is common after viral colds and head injuries.", R, facts).ok
