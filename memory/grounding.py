@@ -51,8 +51,9 @@ gave: an option of two-letter words ("Sv") is named by its text; the expert's tu
 chatbot's own pick explains it, it does not accept it; a user memory may not join what the user said
 apart, nor keep a bare option letter ("The user states that D, mate"); a sentence copied from the
 chatbot's turns that no source sentence says is the chatbot's; a sentence that gives a source sentence's
-predicate to another subject (truth-558, and the dev split's truth-182) is refused. Those are measured on
-fresh15. The
+predicate to another subject (truth-558, and the dev split's truth-182) is refused. fresh15 measured
+those; the letter forms "D, mate", "it's the B one" and "the third one" (truth-542, -563, -570) are
+measured on no split yet. The
 evidence and the verdict are in :mod:`memory.gate_terms`.
 """
 

@@ -26,6 +26,9 @@ _LETTER_REFS = (
     re.compile(r"^\s*(?:[Nn]o|[Yy]es)?[,.!\s]*\(?([A-E])\)?\s*[.!]?\s*$"),
     # a clause that opens with the letter and calls it right: "C is correct", "B is the one"
     re.compile(r"^\s*\(?([A-E])\)?\s+is\s+(?:the\s+)?(?:correct|right|true|answer|one)\b"),
+    # the letter as an adjective, or alone with one word after it: "it's the B one", "D, mate."
+    re.compile(r"\bthe\s+([A-E])\s+one\b"),
+    re.compile(r"^\s*\(?([A-E])\)?\s*[,!]\s*[A-Za-z]+[.!]?\s*$"),
     # a letter that ends a clause after "the right one is", "it should be", "should've been": "the right one is A."
     re.compile(
         r"\b(?:(?:right|correct|true)\s+(?:one|option|answer|choice)\s+is"
@@ -53,9 +56,17 @@ def negative_question(question: str) -> bool:
     return bool(_NEGATIVE.search(question_stem(question)))
 
 
+# "the third one" as a verdict, not "the first one to rise"
+_ORDINAL = re.compile(
+    r"\bthe\s+(first|second|third|fourth|fifth)\s+(?:one|option)\b(?!\s+(?:to|of|that|which|who)\b)", re.I
+)
+_ORDER = {"first": "A", "second": "B", "third": "C", "fourth": "D", "fifth": "E"}
+
+
 def letters_named(text: str) -> set[str]:
-    """Option letters a turn names ("C)", "answer: C", "it's C", a bare "C.")."""
-    return {m.group(1).upper() for pattern in _LETTER_REFS for m in pattern.finditer(text)}
+    """Option letters a turn names ("C)", "answer: C", "it's C", a bare "C.", "the third one")."""
+    found = {m.group(1).upper() for pattern in _LETTER_REFS for m in pattern.finditer(text)}
+    return found | {_ORDER[m.group(1).lower()] for m in _ORDINAL.finditer(text)}
 
 
 # two words are one when they share their first PREFIX letters and neither has more than SLACK after them:

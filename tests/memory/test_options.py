@@ -135,6 +135,12 @@ def test_a_bare_stance_is_no_user_memory_but_a_preference_is() -> None:
         (["I'd go with C here."], ("C", "zeta")),
         # a stage's letter is no option letter: "(T4d)"
         (["Skin oedema counts as T4b; inflammatory carcinoma is (T4d)."], None),
+        # session 11, from fresh14-15 (truth-542, -563, -570): unmeasured forms
+        (["D, mate."], ("D", "ox")),
+        (["it's the B one"], ("B", "yam")),
+        (["The third one."], ("C", "zeta")),
+        (["The first one to rise is troponin."], None),
+        (["Azithromycin is the first choice in children."], None),
     ],
 )
 def test_letter_only_verdicts_in_their_usual_forms(said: list[str], accepted: tuple[str, str] | None) -> None:
