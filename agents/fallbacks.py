@@ -23,7 +23,7 @@ def spelt_out_answer(facts: Evidence) -> str | None:
     topic = grounding.question_stem(facts.question).rstrip(" :?.")
     if len(topic) < 8:
         return None
-    return f"For the question '{clip(topic, TOPIC_CHARS)}', the answer is {accepted[1]}."
+    return f"For the question '{_keep_the_ask(topic, TOPIC_CHARS)}', the answer is {accepted[1]}."
 
 
 TOPIC_CHARS, WORDS_CHARS = 160, 400
@@ -41,6 +41,22 @@ def clip(text: str, limit: int) -> str:
     if kept:
         return kept
     return text[: limit + 1].rsplit(" ", 1)[0].rstrip(" ,;:") + "..."
+
+
+def _keep_the_ask(topic: str, limit: int) -> str:
+    """A long question cut to ``limit`` characters from its case, never from its last sentence (what it asks).
+
+    "The case of ... 12 mg of epidural morphine given. Not present:" cut from the end would lose "Not
+    present" and turn the answer into its opposite.
+    """
+    if len(topic) <= limit:
+        return topic
+    *case, ask = sentences(topic)
+    room = limit - len(ask) - len(" ... ")
+    if not case or room < 20:
+        return clip(ask, limit)
+    head = clip(" ".join(case), room)
+    return f"{head} {ask}" if head.endswith("...") else f"{head} ... {ask}"
 
 
 def expert_words(state: BuildState, facts: Evidence) -> str | None:

@@ -52,8 +52,9 @@ chatbot's own pick explains it, it does not accept it; a user memory may not joi
 apart, nor keep a bare option letter ("The user states that D, mate"); a sentence copied from the
 chatbot's turns that no source sentence says is the chatbot's; a sentence that gives a source sentence's
 predicate to another subject (truth-558, and the dev split's truth-182) is refused. fresh15 measured
-those; the letter forms "D, mate", "it's the B one" and "the third one" (truth-542, -563, -570) are
-measured on no split yet. The
+those and gave letter forms ("D, mate", "the B one", "the third one"), measured on fresh16. fresh16's
+findings (truth-622, -628, -631, -632), measured on no split yet: a copy of the chatbot's shorthand is the
+chatbot's even when the expert said each word, and a user memory may not copy a chatbot line. The
 evidence and the verdict are in :mod:`memory.gate_terms`.
 """
 
@@ -318,6 +319,9 @@ def _user_report(text: str, evidence: Evidence, source: Sequence[str]) -> GateVe
     if pieced is not None:
         detail = f"pieced together from words the user said apart: {pieced!r}"
         return GateVerdict(ok=False, reason=GateReason.UNSAID, detail=detail)
+    copied = chatbot_sentence(text, evidence, source)  # "The name is about the pattern.": the chatbot's line
+    if copied is not None:
+        return GateVerdict(ok=False, reason=GateReason.MODEL_WORDS, detail=f"the chatbot's sentence: {copied!r}")
     return None
 
 

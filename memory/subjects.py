@@ -85,8 +85,9 @@ def renamed_subject(text: str, evidence: Evidence, source: Sequence[str]) -> str
     subject has a word that sentence never says. Subjects need not be options: "Cross-dressing is
     transvestism, named after the Chevalier d'Eon", said of eonism.
     """
-    case = case_words(evidence.question, parse_options(evidence.question))
-    said = [(sentence, frozenset(stems(sentence))) for turn in source for sentence in sentences(turn)]
+    options = parse_options(evidence.question)
+    case = case_words(evidence.question, options)
+    said = [(told, heard) for told, heard, _ in _source_sentences(tuple(source), tuple(options.items()))]
     for sentence in sentences(text):
         mine = _COPULA.match(sentence.strip())
         if not mine or not said:
@@ -153,7 +154,7 @@ def pieced_together(text: str, evidence: Evidence, source: Sequence[str]) -> str
     """
     options = parse_options(evidence.question)
     case = case_words(evidence.question, options) | _LINKING
-    said = _sentence_subjects(tuple(source), tuple(options.items()))
+    said = [(heard, about) for _, heard, about in _source_sentences(tuple(source), tuple(options.items()))]
     pieces = frozenset().union(*(one for one, _ in said), stemset(evidence.model_rejected))
     for sentence in sentences(text):
         claim = {w for w in stems(sentence) if w not in case and w in pieces}
@@ -176,15 +177,17 @@ def chatbot_sentence(text: str, evidence: Evidence, source: Sequence[str]) -> st
 
     "Culture first, but no delay." and "The dressing is only the trigger." were the chatbot's summaries as it
     accepted the correction: true to it perhaps, but no sentence of the source says as much (CLAIM_COVER of
-    its words beyond the question's). Sentences of three words or more, outside the question's, count; a
-    copy that restates what one source sentence said ("The drug that colours urine orange is rifampicin")
-    passes.
+    its words beyond the question's). Nor does a summary with under ECHO_MIN_STEMS such words ("Ratio for
+    strength, difference for impact.", "Ferritin over TIBC over MCV."): the chatbot's shorthand is no claim
+    of the source's. Sentences of three words or more, outside the question's, count; a copy that restates
+    three or more of one source sentence's words beyond the question's passes.
     """
     said = [f" {normal(turn)} " for turn in source]
     chatbot = [f" {normal(turn)} " for turn in evidence.model_said]
     asked = f" {normal(evidence.question)} "
-    case = case_words(evidence.question, parse_options(evidence.question))
-    heard = [set(stems(sentence)) for turn in source for sentence in sentences(turn)]
+    options = parse_options(evidence.question)
+    case = case_words(evidence.question, options)
+    heard = [told for _, told, _ in _source_sentences(tuple(source), tuple(options.items()))]
     for sentence in sentences(text):
         flat = normal(sentence)
         if len(flat.split()) < COPY_WORDS or f" {flat} " in asked:
@@ -192,7 +195,9 @@ def chatbot_sentence(text: str, evidence: Evidence, source: Sequence[str]) -> st
         if not any(f" {flat} " in turn for turn in chatbot) or any(f" {flat} " in turn for turn in said):
             continue
         claim = set(stems(sentence)) - case
-        if claim and max((len(claim & one) for one in heard), default=0) < CLAIM_COVER * len(claim):
+        if len(claim) < ECHO_MIN_STEMS or max((len(claim & one) for one in heard), default=0) < CLAIM_COVER * len(
+            claim
+        ):
             return sentence
     return None
 
@@ -202,13 +207,13 @@ _LINKING = frozenset(stems("cause causing leads result resulting due associated 
 
 
 @functools.lru_cache(maxsize=64)
-def _sentence_subjects(
+def _source_sentences(
     source: tuple[str, ...], items: tuple[tuple[str, str], ...]
-) -> tuple[tuple[frozenset[str], frozenset[str]], ...]:
-    """Each source sentence's stems with the options it names (once per conversation; read only)."""
+) -> tuple[tuple[str, frozenset[str], frozenset[str]], ...]:
+    """Each source sentence with its stems and the options it names (once per conversation; read only)."""
     options = dict(items)
     return tuple(
-        (frozenset(stems(sentence)), frozenset(named_options(sentence, options)))
+        (sentence, frozenset(stems(sentence)), frozenset(named_options(sentence, options)))
         for text in source
         for sentence in sentences(text)
     )

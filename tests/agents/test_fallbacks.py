@@ -86,3 +86,18 @@ def test_answer_fallback_only_when_no_accepted_answer_survived() -> None:
     answer = Candidate(type=MemoryType.LLM_RESPONSE, text="The accepted answer is 0.01.", category=Category.FACT)
     state.candidates = [mistake, answer]
     assert answer_fallback(state, facts) == []
+
+
+def test_a_long_question_is_cut_from_its_case_never_from_what_it_asks() -> None:
+    # session 11, from fresh16's truth-614: cut from the end, "Not present" went and the answer read reversed
+    case = "A man with a bile duct stricture gets 3 mg of epidural morphine daily; one day 12 mg is given by mistake. "
+    question = f"{case * 2}Not present: A) Itching B) Urinary retention C) Overstimulation of respiratory centre"
+    turns = [
+        Turn(role="user", content=question),
+        Turn(role="assistant", content="A) Itching."),
+        Turn(role="sme", content="No, C)."),
+        Turn(role="assistant", content="C) Overstimulation of respiratory centre."),
+    ]
+    spelt = spelt_out_answer(evidence(BuildState(turns, "sme-1", source=Source.SME)))
+    assert spelt is not None and "... Not present', the answer is Overstimulation of respiratory centre." in spelt
+    assert spelt.startswith("For the question 'A man with a bile duct stricture")

@@ -240,6 +240,10 @@ def test_the_chatbot_s_closing_summary_is_not_the_expert_s_claim() -> None:
     )
     copy = "The dressing is only the trigger. The blood supply, with calcium in the dressing never reaching the bridge."
     assert "chatbot's sentence" in refused(copy, R, facts, GateReason.MODEL_WORDS).detail
+    # nor is its shorthand, though every word of it is the expert's
+    shorthand = rejected_then_accepted(question, "B)", said, "Tracer in the dressing, not the bridge. A)")
+    refused("Tracer in the dressing, not the bridge.", R, shorthand, GateReason.MODEL_WORDS)
+    refused("Tracer in the dressing, not the bridge.", Q, shorthand, GateReason.MODEL_WORDS)  # nor the user's
     # a closing that restates one sentence of the expert's is the expert's claim
     restated = rejected_then_accepted(
         question, "B)", said, "Tracer calcium put in the dressing never reached the bridge."
