@@ -61,15 +61,15 @@ def test_long_words_are_cut_after_a_sentence_or_a_word_never_inside_one() -> Non
     assert clip("Tropicamide dilates the pupil for a few hours only", 30) == "Tropicamide dilates the pupil..."
     assert clip("Short.", 30) == "Short."
     long_stem = "Concentration of tropicamide " + "in the eye drops used for a refraction " * 6
-    question = f"{long_stem}: a) 0.01 b) 0.02"
-    turns = [
-        Turn(role="user", content=question),
-        Turn(role="assistant", content="b) 0.02"),
-        Turn(role="sme", content="No, a)."),
-        Turn(role="assistant", content="I see: a) 0.01."),
-    ]
-    spelt = spelt_out_answer(evidence(BuildState(turns, "sme-1", source=Source.SME)))
+    spelt = _spelt(f"{long_stem}: a) 0.01 b) 0.02", "b) 0.02", "No, a).", "I see: a) 0.01.")
     assert spelt is not None and spelt.endswith("a refraction in the eye...', the answer is 0.01.")
+
+
+def _spelt(question: str, wrong: str, correction: str, closing: str) -> str | None:
+    """The spelt-out answer of a four-turn correction by a trusted expert."""
+    said = [("user", question), ("assistant", wrong), ("sme", correction), ("assistant", closing)]
+    state = BuildState([Turn(role=role, content=text) for role, text in said], "sme-1", source=Source.SME)
+    return spelt_out_answer(evidence(state))
 
 
 def test_answer_fallback_only_when_no_accepted_answer_survived() -> None:
@@ -92,12 +92,6 @@ def test_a_long_question_is_cut_from_its_case_never_from_what_it_asks() -> None:
     # session 11, from fresh16's truth-614: cut from the end, "Not present" went and the answer read reversed
     case = "A man with a bile duct stricture gets 3 mg of epidural morphine daily; one day 12 mg is given by mistake. "
     question = f"{case * 2}Not present: A) Itching B) Urinary retention C) Overstimulation of respiratory centre"
-    turns = [
-        Turn(role="user", content=question),
-        Turn(role="assistant", content="A) Itching."),
-        Turn(role="sme", content="No, C)."),
-        Turn(role="assistant", content="C) Overstimulation of respiratory centre."),
-    ]
-    spelt = spelt_out_answer(evidence(BuildState(turns, "sme-1", source=Source.SME)))
+    spelt = _spelt(question, "A) Itching.", "No, C).", "C) Overstimulation of respiratory centre.")
     assert spelt is not None and "... Not present', the answer is Overstimulation of respiratory centre." in spelt
     assert spelt.startswith("For the question 'A man with a bile duct stricture")
