@@ -81,7 +81,7 @@ def expert_words(state: BuildState, facts: Evidence) -> str | None:
         return words
     if grounding.check(grounding.unletter(words, options), MemoryType.RESIDUAL, facts).reason is GateReason.NO_TOPIC:
         return None  # "C is the one I'd mark" says nothing the question could introduce
-    return f"On '{clip(topic, TOPIC_CHARS)}': {words}"
+    return f"On '{_keep_the_ask(topic, TOPIC_CHARS)}': {words}"
 
 
 def residual_fallbacks(state: BuildState, facts: Evidence) -> list[Candidate]:
