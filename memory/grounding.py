@@ -77,7 +77,7 @@ from memory.option_gate import (
 )
 from memory.options import named_options, parse_options, question_stem, unletter
 from memory.subjects import chatbot_sentence, other_subject, pieced_together
-from memory.user_reports import misreported
+from memory.user_reports import bare_letter, misreported
 from memory.wording import (
     CHUNK,
     NEGATION,
@@ -232,7 +232,7 @@ def _useless(text: str, memory_type: MemoryType, evidence: Evidence) -> GateVerd
         detail = "adds nothing to the question: useless to anyone else"
         return GateVerdict(ok=False, reason=GateReason.NO_TOPIC, detail=detail)
     stance = _REPORT.search(text) and not _ASKING.search(text) and set(stems(text)) <= _STANCE
-    if memory_type is MemoryType.USER_QUESTION and len(set(stems(text)) - _STANCE) < 2 and _bare_letter(text, evidence):
+    if memory_type is MemoryType.USER_QUESTION and len(set(stems(text)) - _STANCE) < 2 and bare_letter(text, evidence):
         # "The user states that D, mate.", "The user marks C as the one they'd mark": a letter and a word
         detail = "says under two words of what the user said: useless later"
         return GateVerdict(ok=False, reason=GateReason.NO_TOPIC, detail=detail)
@@ -319,10 +319,14 @@ def _user_report(text: str, evidence: Evidence, source: Sequence[str]) -> GateVe
     if pieced is not None:
         detail = f"pieced together from words the user said apart: {pieced!r}"
         return GateVerdict(ok=False, reason=GateReason.UNSAID, detail=detail)
-    copied = chatbot_sentence(text, evidence, source)  # "The name is about the pattern.": the chatbot's line
-    if copied is not None:
-        return GateVerdict(ok=False, reason=GateReason.MODEL_WORDS, detail=f"the chatbot's sentence: {copied!r}")
-    return None
+    return _chatbot_copy(text, evidence, source)  # "The name is about the pattern.": the chatbot's line
+
+
+def _chatbot_copy(text: str, evidence: Evidence, source: Sequence[str]) -> GateVerdict | None:
+    copied = chatbot_sentence(text, evidence, source)
+    if copied is None:
+        return None
+    return GateVerdict(ok=False, reason=GateReason.MODEL_WORDS, detail=f"the chatbot's sentence: {copied!r}")
 
 
 def _borrowed(text: str, evidence: Evidence, source: Sequence[str]) -> GateVerdict | None:
@@ -334,9 +338,9 @@ def _borrowed(text: str, evidence: Evidence, source: Sequence[str]) -> GateVerdi
         return GateVerdict(
             ok=False, reason=GateReason.MODEL_WORDS, detail="repeats the chatbot's answer", unsupported=model_only
         )
-    copied = chatbot_sentence(text, evidence, source)
+    copied = _chatbot_copy(text, evidence, source)
     if copied is not None:
-        return GateVerdict(ok=False, reason=GateReason.MODEL_WORDS, detail=f"the chatbot's sentence: {copied!r}")
+        return copied
     echo = rejected_echo(text, evidence, source)
     if echo is not None:
         return GateVerdict(
@@ -350,14 +354,6 @@ def _borrowed(text: str, evidence: Evidence, source: Sequence[str]) -> GateVerdi
         detail = f"pieced together from words the source said apart: {scattered!r}"
         return GateVerdict(ok=False, reason=GateReason.UNSAID, detail=detail)
     return None
-
-
-def _bare_letter(text: str, evidence: Evidence) -> bool:
-    """Whether a memory has an option's letter standing alone ("D, mate"), not an article ("A baker")."""
-    letters = "".join(parse_options(evidence.question))
-    return bool(letters) and bool(
-        re.search(rf"(?<![\w'’.-])[{letters}](?![\w'’-])(?!\s+[a-z])|\b[{letters}]\s+as\b", text)
-    )
 
 
 _TERM = re.compile(r"\b(?:writes|says|uses|means|meaning|stands? for|short for|abbreviat\w*|term|calls)\b", re.I)

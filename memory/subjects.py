@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 
 from memory.gate_terms import Evidence, support_sentences
 from memory.option_gate import ECHO_MIN_STEMS
@@ -160,7 +160,7 @@ def pieced_together(text: str, evidence: Evidence, source: Sequence[str]) -> str
         claim = {w for w in stems(sentence) if w not in case and w in pieces}
         if len(claim) < ECHO_MIN_STEMS:
             continue
-        best = max((len(claim & one) for one, _ in said), default=0)
+        best = _best_cover(claim, (one for one, _ in said))
         pairs = (
             len(claim & (one | other))
             for i, (one, about) in enumerate(said)
@@ -195,11 +195,14 @@ def chatbot_sentence(text: str, evidence: Evidence, source: Sequence[str]) -> st
         if not any(f" {flat} " in turn for turn in chatbot) or any(f" {flat} " in turn for turn in said):
             continue
         claim = set(stems(sentence)) - case
-        if len(claim) < ECHO_MIN_STEMS or max((len(claim & one) for one in heard), default=0) < CLAIM_COVER * len(
-            claim
-        ):
+        if len(claim) < ECHO_MIN_STEMS or _best_cover(claim, heard) < CLAIM_COVER * len(claim):
             return sentence
     return None
+
+
+def _best_cover(claim: set[str], heard: Iterable[frozenset[str]]) -> int:
+    """The most words of ``claim`` that one source sentence (its stems in ``heard``) says."""
+    return max((len(claim & one) for one in heard), default=0)
 
 
 # verbs that link a subject to its claim without adding to it ("causing hypocalcaemia")

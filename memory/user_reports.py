@@ -79,3 +79,11 @@ def misreported(text: str, evidence: Evidence) -> GateVerdict | None:
         letter = sorted(glued)[0]
         missing = [f"{letter}) {options[letter]}", *missing]
     return GateVerdict(ok=False, reason=GateReason.MISREPORTED, detail=what, unsupported=missing)
+
+
+def bare_letter(text: str, evidence: Evidence) -> bool:
+    """Whether a memory has an option's letter standing alone ("D, mate"), not an article ("A baker")."""
+    letters = "".join(parse_options(evidence.question))
+    return bool(letters) and bool(
+        re.search(rf"(?<![\w'’.-])[{letters}](?![\w'’-])(?!\s+[a-z])|\b[{letters}]\s+as\b", text)
+    )
