@@ -160,6 +160,26 @@ def _said(text: str) -> set[str]:
     return set(words(text)) | {a + b for a, b in itertools.pairwise(found)}
 
 
+def _apart(chunk: str, options: dict[str, str]) -> tuple[set[str], set[str]]:
+    """The options written out whole in ``chunk``, and what it says beyond them (as :func:`_said` words).
+
+    A written-out option keeps its words: in "ethanol to acetaldehyde by alcohol dehydrogenase" the
+    "dehydrogenase" is "Alcohol dehydrogenase"'s and does not name "Acetaldehyde dehydrogenase". An option
+    inside a longer one ("Potassium oxalate" in "Potassium oxalate + sodium fluoride") keeps nothing.
+    """
+    flat = f" {normal(chunk)} "
+    whole = {
+        letter
+        for letter, text in options.items()
+        if (words(text) or short_words(text)) and f" {normal(text)} " in flat  # "I" is named by its letter only
+    }
+    pieces = [flat]
+    for letter in sorted(whole, key=lambda o: -len(options[o])):
+        if not any(part_of(options[letter], options[o]) for o in options if o != letter):
+            pieces = [p for piece in pieces for p in piece.split(f" {normal(options[letter])} ")]
+    return whole, set().union(*(_said(piece) for piece in pieces))
+
+
 def _names(forms: list[set[str]], own: set[str], said: set[str]) -> bool:
     """Whether ``said`` names an option: all of one form's words, or all its own words and most of the rest."""
     for form in (f for f in forms if f):
@@ -185,23 +205,18 @@ def named_options(text: str, options: dict[str, str], positive_only: bool = Fals
     own, forms, joined, twins = _shapes(tuple(options.items()))
     named: set[str] = set()
     for chunk in chunks:
-        said = _said(chunk)
-        flat = f" {normal(chunk)} "
-        found = {
+        whole, said = _apart(chunk, options)
+        found = whole | {
             letter
             for letter in options
-            if (
-                f" {normal(options[letter])} " in flat
-                if letter in twins
-                else _names(forms[letter], own[letter], said) or joined[letter] in said
-            )
+            if letter not in twins and (_names(forms[letter], own[letter], said) or joined[letter] in said)
         }
         found -= {a for a in found for b in found if a != b and part_of(options[a], options[b])}
         named |= found | (letters_named(chunk) & set(options))
     if positive_only and len(chunks) > 1:
         # an option of several parts may be named across chunks ("you need sodium fluoride, ... with
         # potassium oxalate"): it then wins over the shorter option inside it ("Potassium oxalate")
-        said = set().union(*(_said(chunk) for chunk in chunks))
+        said = set().union(*(_apart(chunk, options)[1] for chunk in chunks))
         spanning = {letter for letter in options if any(f and _found(f, said) == f for f in forms[letter])}
         named -= {a for a in named for b in spanning if a != b and part_of(options[a], options[b])}
         named |= {b for b in spanning if any(part_of(options[a], options[b]) for a in named | spanning if a != b)}

@@ -81,6 +81,34 @@ def test_an_option_written_as_one_word_is_named_and_a_number_is_not_dropped() ->
 def _closing(said: str, closing: str, question: str = GLYCOGEN, chose: str = "B) Glycogen phosphorylase.") -> Evidence:
     return Evidence(question=question, source_said=[said], model_said=[chose, closing], model_rejected=[chose])
 
+ETHANOL = (
+    "Enzyme regulating the conversion of ethanol to acetaldehyde: A) Alcohol dehydrogenase "
+    "B) Acetaldehyde dehydrogenase C) Catalase D) Enolase"
+)
+
+
+def test_an_option_written_out_whole_keeps_its_words_from_the_options_around_it() -> None:
+    options = parse_options(ETHANOL)
+    # "dehydrogenase" is Alcohol dehydrogenase's here, and "acetaldehyde" is the question's (truth-612)
+    assert named_options("Alcohol dehydrogenase turns ethanol into acetaldehyde.", options) == {"A"}
+    assert named_options("Ethanol goes to acetaldehyde by alcohol dehydrogenase.", options) == {"A"}
+    # a second "dehydrogenase" beside the first is another option's
+    assert named_options("Not alcohol dehydrogenase but the dehydrogenase of acetaldehyde.", options) == {"A", "B"}
+    assert named_options("Acetaldehyde dehydrogenase follows alcohol dehydrogenase.", options) == {"A", "B"}
+    # an option inside a longer one keeps nothing: "potassium oxalate and sodium fluoride" is the longer one
+    tubes = {"A": "Potassium oxalate", "B": "Potassium oxalate + sodium fluoride", "C": "EDTA"}
+    assert named_options("Use potassium oxalate and sodium fluoride.", tubes) == {"B"}
+    facts = Evidence(
+        question=ETHANOL,
+        source_said=["The answer is A."],
+        model_said=["C) Catalase does it in the peroxisomes.", "A) Alcohol dehydrogenase."],
+        model_rejected=["C) Catalase does it in the peroxisomes."],
+    )
+    assert check("Alcohol dehydrogenase is the enzyme that converts ethanol to acetaldehyde.", R, facts).ok
+    refused = check("Ethanol to acetaldehyde is not alcohol dehydrogenase but the dehydrogenase of acetaldehyde.", R, facts)
+    assert refused.reason == GateReason.OTHER_OPTION
+
+
 
 def test_the_chatbot_s_closing_pick_counts_only_where_the_expert_spoke_for_it() -> None:
     explained = "Synthase builds glycogen and phosphoglucomutase serves both pathways; phosphorylase only degrades."
