@@ -61,11 +61,17 @@ _ORDINAL = re.compile(
     r"\bthe\s+(first|second|third|fourth|fifth)\s+(?:one|option)\b(?!\s+(?:to|of|that|which|who)\b)", re.I
 )
 _ORDER = {"first": "A", "second": "B", "third": "C", "fourth": "D", "fifth": "E"}
+_LAST = re.compile(r"\b(?:the\s+)?last\s+(?:one|option|choice)\b(?!\s+(?:to|of|that|which|who|you)\b)", re.I)
 
 
-def letters_named(text: str) -> set[str]:
-    """Option letters a turn names ("C)", "answer: C", "it's C", a bare "C.", "the third one")."""
+def letters_named(text: str, options: dict[str, str] | None = None) -> set[str]:
+    """Option letters a turn names ("C)", "answer: C", "it's C", a bare "C.", "the third one").
+
+    With the question's ``options``, "the last one" or "Last option." names the last letter.
+    """
     found = {m.group(1).upper() for pattern in _LETTER_REFS for m in pattern.finditer(text)}
+    if options and _LAST.search(text):
+        found.add(max(options))
     return found | {_ORDER[m.group(1).lower()] for m in _ORDINAL.finditer(text)}
 
 
@@ -212,7 +218,7 @@ def named_options(text: str, options: dict[str, str], positive_only: bool = Fals
             if letter not in twins and (_names(forms[letter], own[letter], said) or joined[letter] in said)
         }
         found -= {a for a in found for b in found if a != b and part_of(options[a], options[b])}
-        named |= found | (letters_named(chunk) & set(options))
+        named |= found | (letters_named(chunk, options) & set(options))
     if positive_only and len(chunks) > 1:
         # an option of several parts may be named across chunks ("you need sodium fluoride, ... with
         # potassium oxalate"): it then wins over the shorter option inside it ("Potassium oxalate")
@@ -254,12 +260,12 @@ def answers(
     the Aschoff nodule").
     """
     chosen = {letter for said in model_rejected for letter in named_options(said, options)}
-    picked = {letter for said in model_rejected for letter in letters_named(said)} & set(options)
+    picked = {letter for said in model_rejected for letter in letters_named(said, options)} & set(options)
     by_letter: set[str] = set()
     by_words: set[str] = set()
     for said in source_said:
         positive = named_options(said, options, positive_only=True)
-        lettered = {letter for letter in letters_named(said) if letter in positive}
+        lettered = {letter for letter in letters_named(said, options) if letter in positive}
         by_letter |= lettered
         by_words |= positive - lettered
     said_against = {
@@ -289,7 +295,7 @@ def _closing_pick(options: dict[str, str], model_final: Sequence[str]) -> set[st
     A letter decides where the words cannot ("B) HSV II" also has the words of "HSV I").
     """
     named = {letter for said in model_final for letter in named_options(said, options, positive_only=True)}
-    lettered = named & {letter for said in model_final for letter in letters_named(said)}
+    lettered = named & {letter for said in model_final for letter in letters_named(said, options)}
     return lettered if len(lettered) == 1 else named if len(named) == 1 else set()
 
 

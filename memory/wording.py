@@ -42,7 +42,10 @@ _CUE = re.compile(r"^(?:not|no|never|cannot|neither|nor|without|none|instead|rat
 
 
 def positive_text(chunk: str) -> str:
-    """A chunk without what it negates: the words in a negation's scope, and the subject of "X is not"."""
+    """A chunk without what it negates: the words in a negation's scope, and the subject of "X is not".
+
+    A scope ends at a clause mark or "but" ("not PT but aPTT" says aPTT), and after six words at most.
+    """
     words = chunk.split()
     dropped: set[int] = set()
     for i, word in enumerate(words):
@@ -50,6 +53,8 @@ def positive_text(chunk: str) -> str:
             continue
         dropped.add(i)
         for j in range(i + 1, min(len(words), i + 1 + SCOPE_WORDS)):
+            if words[j].lower() == "but":  # "not PT but aPTT": what follows "but" is said
+                break
             dropped.add(j)
             if SCOPE_END.search(words[j]):
                 break

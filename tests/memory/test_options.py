@@ -169,6 +169,12 @@ def test_a_bare_stance_is_no_user_memory_but_a_preference_is() -> None:
         (["The third one."], ("C", "zeta")),
         (["The first one to rise is troponin."], None),
         (["Azithromycin is the first choice in children."], None),
+        # session 12, from fresh15's truth-577: the last letter of the question's options
+        (["Last option."], ("D", "ox")),
+        (["No, the last one."], ("D", "ox")),
+        (["The last one you gave was C, and C is wrong."], None),
+        # "not X but Y" says Y (fresh16's truth-600 "Not PT but aPTT"); Y must be one of the options' words
+        (["Not zeta but ox."], ("D", "ox")),
     ],
 )
 def test_letter_only_verdicts_in_their_usual_forms(said: list[str], accepted: tuple[str, str] | None) -> None:
