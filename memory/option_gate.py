@@ -225,6 +225,8 @@ def option_check(text: str, evidence: Evidence, source: Sequence[str]) -> GateVe
                     detail=f"names {letter}) {options[letter]}, only part of the accepted {wider}) {options[wider]}",
                 )
             said_with = [c for c in source_clauses if letter in named_options(c, options)]
+            if letter in known.rejected:
+                said_with = [w for c in said_with for w in _around(c, letter, options)]
             best = support_sentences(chunk, said_with)
             needed = 1.0 if letter in known.rejected else 1 - UNSAID_SHARE
             if best and best[0][0] >= needed:
@@ -249,6 +251,18 @@ def option_check(text: str, evidence: Evidence, source: Sequence[str]) -> GateVe
             detail=f"says something of {letter}) {options[letter]}, which the source never mentioned",
         )
     return None
+
+
+def _around(clause: str, letter: str, options: dict[str, str]) -> list[str]:
+    """Each stretch of ``clause`` from the chunk before one that names ``letter`` to the chunk after it.
+
+    What the source said of a rejected option is said near it: in "resistant to sulfadoxine-pyrimethamine,
+    so AS+SP, the ACT used in the rest of India, was replaced" the ACT is AS+SP, not the rejected option.
+    """
+    chunks = [c for c in CHUNK.split(clause) if c.strip()]
+    return [
+        " ".join(chunks[max(0, i - 1) : i + 2]) for i, c in enumerate(chunks) if letter in named_options(c, options)
+    ]
 
 
 def _within_accepted(letter: str, text: str, options: dict[str, str], accepted: frozenset[str]) -> bool | None:

@@ -220,6 +220,22 @@ def test_the_rejected_answer_in_other_words_is_refused_unless_the_expert_said_as
     assert check("The Greene and Vermillion index is scored on six tooth surfaces.", MemoryType.RESIDUAL, facts).ok
 
 
+def test_what_is_said_of_the_rejected_answer_must_be_said_near_it() -> None:
+    # fresh15's truth-566: the apposition "AS+SP, the ACT used in the rest of India" is not about option B
+    question = (
+        "Falciparum malaria in a patient from the north-eastern states: the best drug? A) Artemether plus "
+        "lumefantrine B) Sulfadoxine plus pyrimethamine C) Chloroquine D) Mefloquine"
+    )
+    said = (
+        "In the north-east falciparum resists sulfadoxine-pyrimethamine, so AS+SP, the ACT used in the rest of "
+        "India, was replaced there by artemether-lumefantrine."
+    )
+    facts = _closing(said, "A) Artemether plus lumefantrine.", question, "B) Sulfadoxine plus pyrimethamine.")
+    moved = check("The ACT used in the rest of India is sulfadoxine-pyrimethamine.", R, facts)
+    assert (moved.ok, moved.reason) == (False, GateReason.REJECTED_ANSWER)
+    assert check("In the north-east falciparum resists sulfadoxine-pyrimethamine.", R, facts).ok
+
+
 def test_the_chatbot_s_rejected_sentence_copied_whole_is_refused() -> None:
     question = "Which muscle divides the gland into an outer and an inner lobe? A) Masseter B) Buccinator C) Platysma"
     chose = "A) Masseter. The gland sits between its two heads, which cut it into an outer and an inner lobe."
