@@ -28,6 +28,9 @@ MIX_WORDS = 2
 COPY_WORDS = 3
 # the share of a memory sentence's claim that one source sentence (or two naming the same options) must say
 CLAIM_COVER = 0.85
+# a copy of the chatbot's sentence that carries less than this share of the source sentence it restates
+# is the chatbot's shorthand of it ("Planned is safer than emergency.")
+SHORTHAND = 0.5
 
 
 def other_subject(text: str, evidence: Evidence, source: Sequence[str]) -> str | None:
@@ -178,9 +181,11 @@ def chatbot_sentence(text: str, evidence: Evidence, source: Sequence[str]) -> st
     "Culture first, but no delay." and "The dressing is only the trigger." were the chatbot's summaries as it
     accepted the correction: true to it perhaps, but no sentence of the source says as much (CLAIM_COVER of
     its words beyond the question's). Nor does a summary with under ECHO_MIN_STEMS such words ("Ratio for
-    strength, difference for impact.", "Ferritin over TIBC over MCV."): the chatbot's shorthand is no claim
-    of the source's. Sentences of three words or more, outside the question's, count; a copy that restates
-    three or more of one source sentence's words beyond the question's passes.
+    strength, difference for impact.", "Ferritin over TIBC over MCV."), or with under SHORTHAND of the
+    sentence it restates ("Planned is safer than emergency." of "Planned surgery at 16-20 weeks is far safer
+    than an emergency laparotomy for a twisted ovary at 30 weeks."): the chatbot's shorthand is no claim of
+    the source's. Sentences of three words or more, outside the question's, count; a copy that restates
+    three or more of one source sentence's words beyond the question's, and half of that sentence, passes.
     """
     said = [f" {normal(turn)} " for turn in source]
     chatbot = [f" {normal(turn)} " for turn in evidence.model_said]
@@ -195,7 +200,8 @@ def chatbot_sentence(text: str, evidence: Evidence, source: Sequence[str]) -> st
         if not any(f" {flat} " in turn for turn in chatbot) or any(f" {flat} " in turn for turn in said):
             continue
         claim = set(stems(sentence)) - case
-        if len(claim) < ECHO_MIN_STEMS or _best_cover(claim, heard) < CLAIM_COVER * len(claim):
+        restated = [one - case for one in heard if len(claim & one) >= CLAIM_COVER * len(claim)]
+        if len(claim) < ECHO_MIN_STEMS or not any(len(claim) >= SHORTHAND * len(one) for one in restated):
             return sentence
     return None
 

@@ -249,6 +249,10 @@ def test_the_chatbot_s_closing_summary_is_not_the_expert_s_claim() -> None:
         question, "B)", said, "Tracer calcium put in the dressing never reached the bridge."
     )
     assert check("Tracer calcium put in the dressing never reached the bridge.", R, restated).ok
+    # session 12, from fresh16's truth-618: three of the expert's words, but a fraction of the sentence
+    long_said = ["Tracer calcium put in the dressing never reached the bridge within six weeks in the dog studies."]
+    fraction = rejected_then_accepted(question, "B)", long_said, "Tracer put in it never reached the bridge. A)")
+    refused("Tracer put in it never reached the bridge.", R, fraction, GateReason.MODEL_WORDS)
 
 
 def test_a_sentence_s_predicate_is_not_given_to_another_subject() -> None:
