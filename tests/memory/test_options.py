@@ -81,6 +81,7 @@ def test_an_option_written_as_one_word_is_named_and_a_number_is_not_dropped() ->
 def _closing(said: str, closing: str, question: str = GLYCOGEN, chose: str = "B) Glycogen phosphorylase.") -> Evidence:
     return Evidence(question=question, source_said=[said], model_said=[chose, closing], model_rejected=[chose])
 
+
 ETHANOL = (
     "Enzyme regulating the conversion of ethanol to acetaldehyde: A) Alcohol dehydrogenase "
     "B) Acetaldehyde dehydrogenase C) Catalase D) Enolase"
@@ -105,9 +106,10 @@ def test_an_option_written_out_whole_keeps_its_words_from_the_options_around_it(
         model_rejected=["C) Catalase does it in the peroxisomes."],
     )
     assert check("Alcohol dehydrogenase is the enzyme that converts ethanol to acetaldehyde.", R, facts).ok
-    refused = check("Ethanol to acetaldehyde is not alcohol dehydrogenase but the dehydrogenase of acetaldehyde.", R, facts)
+    refused = check(
+        "Ethanol to acetaldehyde is not alcohol dehydrogenase but the dehydrogenase of acetaldehyde.", R, facts
+    )
     assert refused.reason == GateReason.OTHER_OPTION
-
 
 
 def test_the_chatbot_s_closing_pick_counts_only_where_the_expert_spoke_for_it() -> None:
