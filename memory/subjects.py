@@ -44,6 +44,9 @@ def other_subject(text: str, evidence: Evidence, source: Sequence[str]) -> str |
     renamed = renamed_subject(text, evidence, source)
     if renamed is not None:
         return f"gives another subject what the source said of its own: {renamed!r}"
+    widened = widened_subject(text, source)
+    if widened is not None:
+        return f"says of a whole class what the source said of one of its members: {widened!r}"
     return None
 
 
@@ -105,6 +108,32 @@ def renamed_subject(text: str, evidence: Evidence, source: Sequence[str]) -> str
         their_subject = set(stems(theirs.group(1)))
         if their_subject and subject - heard and not their_subject & set(stems(sentence)):
             return best
+    return None
+
+
+def widened_subject(text: str, source: Sequence[str]) -> str | None:
+    """The source sentence whose "a/an X" a memory sentence turns into "Xs are ...", if any.
+
+    "Milnacipran is the stranger here: an SNRI antidepressant used for fibromyalgia" says that one drug is
+    an SNRI used for fibromyalgia, not that "SNRI antidepressants are used for fibromyalgia". A memory
+    sentence whose plural subject ("<words> are ...") the source only ever said as one member of the class
+    ("a/an <words>"), and never in the plural, claims for the class what was said of one example, when that
+    sentence says what the memory says of the class ("Rat bites need no vaccine", from "Rodent bites need no
+    vaccine ... a rat bite needs washing", narrows a class and passes).
+    """
+    said = [f" {normal(turn)} " for turn in source]
+    for sentence in sentences(text):
+        mine = _COPULA.match(sentence.strip())
+        if not mine or not re.search(r"\s(?:are|were)\s", sentence) or not mine.group(1).lower().endswith("s"):
+            continue
+        subject = re.sub(r"^(?:the|all|most|many) ", "", normal(mine.group(1)))
+        if any(f" {subject} " in turn for turn in said):  # the source spoke of the class too
+            continue
+        single = re.compile(rf" an? {re.escape(subject[:-1])} ")
+        predicate = set(stems(mine.group(2)))
+        for one in (one for turn in source for one in sentences(turn) if single.search(f" {normal(one)} ")):
+            if predicate and len(predicate & set(stems(one))) >= CLAIM_COVER * len(predicate):
+                return one
     return None
 
 

@@ -267,3 +267,21 @@ def test_a_sentence_s_predicate_is_not_given_to_another_subject() -> None:
     renamed = "Hypogeusia is a reduced sense of smell, common after viral colds and head injuries."
     assert "another subject" in refused(renamed, R, facts, GateReason.SWAPPED_SUBJECT).detail
     assert check("Hyposmia, a reduced sense of smell, is common after viral colds and head injuries.", R, facts).ok
+
+
+def test_what_was_said_of_one_member_is_not_said_of_its_class() -> None:
+    # session 12, from fresh15's truth-595, in other words
+    question = "Which of these is not a diuretic? A) Furosemide B) Hydralazine C) Amiloride"
+    said = ["Hydralazine is the odd one here: a direct vasodilator used in pregnancy-induced hypertension."]
+    facts = rejected_then_accepted(question, "C) Amiloride.", said, "B) Hydralazine.")
+    widened = "Direct vasodilators are used in pregnancy-induced hypertension."
+    assert "whole class" in refused(widened, R, facts, GateReason.SWAPPED_SUBJECT).detail
+    assert check("Hydralazine is a direct vasodilator used in pregnancy-induced hypertension.", R, facts).ok
+    # a class the expert spoke of as a class is the expert's claim
+    plural = rejected_then_accepted(question, "C)", ["Direct vasodilators are used in eclampsia."], "B)")
+    assert check("Direct vasodilators are used in eclampsia.", R, plural).ok
+    # nor is a narrower class, when what the memory says of it was said of a wider one (dev truth-275)
+    bites = "Rabies vaccine is not needed after: A) Rat bite B) Dog bite"
+    said = ["Rodent bites are no indication for rabies vaccine. A rat bite needs washing with soap and water."]
+    narrower = rejected_then_accepted(bites, "B) Dog bite.", said, "A) Rat bite.")
+    assert check("Rat bites are no indication for rabies vaccine.", R, narrower).ok
