@@ -282,6 +282,29 @@ def test_what_was_said_of_one_member_is_not_said_of_its_class() -> None:
     assert check("Direct vasodilators are used in eclampsia.", R, plural).ok
     # nor is a narrower class, when what the memory says of it was said of a wider one (dev truth-275)
     bites = "Rabies vaccine is not needed after: A) Rat bite B) Dog bite"
-    said = ["Rodent bites are no indication for rabies vaccine. A rat bite needs washing with soap and water."]
+    said = [
+        "Rodent bites, in the national guidelines, are no indication for rabies vaccine. "
+        "A rat bite needs washing with soap and water."
+    ]
     narrower = rejected_then_accepted(bites, "B) Dog bite.", said, "A) Rat bite.")
     assert check("Rat bites are no indication for rabies vaccine.", R, narrower).ok
+
+
+def test_the_expert_s_sentence_with_its_subject_swapped_is_not_the_expert_s() -> None:
+    # session 12, from fresh17's truth-661 and -635, in other words
+    question = "Digesting IgG with papain gives: A) 2 Fab and 1 Fc B) 1 F(ab')2"
+    said = ["Right. Pepsin cuts on the far side of the hinge, leaving one F(ab')2 piece and Fc fragments."]
+    facts = rejected_then_accepted(question, "B) 1 F(ab')2.", said, "A) 2 Fab and 1 Fc.")
+    swapped = "Papain cuts on the far side of the hinge, leaving one F(ab')2 piece and Fc fragments."
+    assert "another subject" in refused(swapped, R, facts, GateReason.SWAPPED_SUBJECT).detail
+    assert check("Pepsin cuts on the far side of the hinge, leaving one F(ab')2 piece and Fc fragments.", R, facts).ok
+    heat = "Malignant hyperthermia is triggered by: A) Propofol B) Succinylcholine"
+    facts = rejected_then_accepted(
+        heat,
+        "A) Propofol.",
+        ["Succinylcholine triggers it. It depolarises the end plate first. Dantrolene is the antidote."],
+        "B)",
+    )
+    refused("Succinylcholine is the antidote for malignant hyperthermia.", R, facts, GateReason.SWAPPED_SUBJECT)
+    # a pronoun replaced by what it stands for (the accepted option here) is the expert's sentence
+    assert check("Succinylcholine depolarises the end plate first.", R, facts).ok
