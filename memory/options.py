@@ -23,12 +23,12 @@ _LETTER_REFS = (
     re.compile(r"(?<![A-Za-z0-9])\(?([A-Ea-e])\)"),  # not a stage's letter: "(T4d)"
     re.compile(r"\b(?:[Aa]nswer|[Oo]ption|[Cc]hoice)(?:'s|’s)?\s*(?:is|:|-|=)?\s*\(?([A-E])\b(?![a-z'])"),
     re.compile(r"\b(?:[Ii]t'?s|[Ii]t is|[Pp]ick|[Cc]hoose|[Gg]o with)\s+\(?([A-E])\b(?![a-z'])"),
-    re.compile(r"^\s*(?:[Nn]o|[Yy]es)?[,.!\s]*\(?([A-E])\)?\s*[.!]?\s*$"),
+    re.compile(r"^\s*(?:[Nn]o|[Yy]es)?[,.!\s]*\(?([A-Ea-e])\)?\s*[.!]?\s*$"),  # a whole turn: "c", "(C)"
     # a clause that opens with the letter and calls it right: "C is correct", "B is the one"
     re.compile(r"^\s*\(?([A-E])\)?\s+is\s+(?:the\s+)?(?:correct|right|true|answer|one)\b"),
     # the letter as an adjective, or alone with one word after it: "it's the B one", "D, mate."
     re.compile(r"\bthe\s+([A-E])\s+one\b"),
-    re.compile(r"^\s*\(?([A-E])\)?\s*[,!]\s*[A-Za-z]+[.!]?\s*$"),
+    re.compile(r"^\s*\(?([A-E])\)?\s*[,!]\s*(?:[A-Za-z]{2,}\s*){1,3}[.!]?\s*$"),  # "D, mate.", "A, no question."
     # a letter that ends a clause after "the right one is", "it should be", "should've been": "the right one is A."
     re.compile(
         r"\b(?:(?:right|correct|true)\s+(?:one|option|answer|choice)\s+is"
@@ -61,6 +61,11 @@ _ORDINAL = re.compile(
     r"\bthe\s+(first|second|third|fourth|fifth)\s+(?:one|option)\b(?!\s+(?:to|of|that|which|who)\b)", re.I
 )
 _ORDER = {"first": "A", "second": "B", "third": "C", "fourth": "D", "fifth": "E"}
+# "Option two." as a verdict: an option's number
+_NUMBERED = re.compile(
+    r"(?<!\bof\s)\b(?:option|choice)\s+(one|two|three|four|five|[1-5])\b(?!\s*(?:%|mg|ml|or|and|of)\b)", re.I
+)
+_NUMBER = {"one": "A", "two": "B", "three": "C", "four": "D", "five": "E", "1": "A", "2": "B", "3": "C", "4": "D"}
 _LAST = re.compile(r"\b(?:the\s+)?last\s+(?:one|option|choice)\b(?!\s+(?:to|of|that|which|who|you)\b)", re.I)
 
 
@@ -72,6 +77,7 @@ def letters_named(text: str, options: dict[str, str] | None = None) -> set[str]:
     found = {m.group(1).upper() for pattern in _LETTER_REFS for m in pattern.finditer(text)}
     if options and _LAST.search(text):
         found.add(max(options))
+    found |= {_NUMBER.get(m.group(1).lower(), "E") for m in _NUMBERED.finditer(text)}
     return found | {_ORDER[m.group(1).lower()] for m in _ORDINAL.finditer(text)}
 
 

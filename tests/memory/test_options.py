@@ -177,6 +177,11 @@ def test_a_bare_stance_is_no_user_memory_but_a_preference_is() -> None:
         (["The last one you gave was C, and C is wrong."], None),
         # "not X but Y" says Y (fresh16's truth-600 "Not PT but aPTT"); Y must be one of the options' words
         (["Not zeta but ox."], ("D", "ox")),
+        # session 12, from fresh17's truth-633, -654 and -661
+        (["c"], ("C", "zeta")),
+        (["Option two."], ("B", "yam")),
+        (["A, no question."], ("A", "xylose")),
+        (["The drug of choice one would pick is zeta."], ("C", "zeta")),
     ],
 )
 def test_letter_only_verdicts_in_their_usual_forms(said: list[str], accepted: tuple[str, str] | None) -> None:
