@@ -9,6 +9,7 @@ when each of its words occurs somewhere in what the source said. Pure and determ
 from __future__ import annotations
 
 import functools
+import re
 from collections.abc import Sequence
 
 from memory.gate_terms import UNSAID_SHARE, Evidence, GateReason, GateVerdict, support_sentences
@@ -208,6 +209,7 @@ def option_check(text: str, evidence: Evidence, source: Sequence[str]) -> GateVe
     options = parse_options(evidence.question)
     if not options:
         return None
+    text = unquoted(text, evidence.question)
     known = known_answers(evidence)
     source_clauses = [c for s in source for c in clauses(s)]
     # in a negative question ("... does NOT provide:") "X does not ..." asserts X as the answer
@@ -251,6 +253,24 @@ def option_check(text: str, evidence: Evidence, source: Sequence[str]) -> GateVe
             detail=f"says something of {letter}) {options[letter]}, which the source never mentioned",
         )
     return None
+
+
+_QUOTED = re.compile(r"(?<![A-Za-z])'(.{8,}?)'(?=[,:;.]?(?:\s|$))")  # "Patient's lab value" inside is kept
+
+
+def unquoted(text: str, question: str) -> str:
+    """``text`` without the question it quotes ("For the question '...', the answer is 12.").
+
+    The question's own words and numbers name no option: "Calcium 10" in a quoted case is no "C) 10".
+    A quote counts when each of its parts (a long question is cut with "...") is in the question.
+    """
+    asked = f" {normal(question)} "
+
+    def quoted(match: re.Match[str]) -> str:
+        parts = [normal(p) for p in match.group(1).split("...")]
+        return "'the question'" if all(f" {p} " in asked for p in parts if p) else match.group(0)
+
+    return _QUOTED.sub(quoted, text)
 
 
 def _around(clause: str, letter: str, options: dict[str, str]) -> list[str]:

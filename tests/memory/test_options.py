@@ -316,3 +316,21 @@ def test_the_expert_explaining_why_the_chatbot_s_pick_is_wrong_does_not_make_it_
     assert accepted_option(facts) == ("A", "Prevalence rate")
     refused = check(f"For the question '{question[:47]}', the answer is Morbidity.", R, facts)
     assert (refused.ok, refused.reason) == (False, GateReason.REJECTED_ANSWER)
+
+
+def test_the_question_a_memory_quotes_names_no_option() -> None:
+    # session 12, from fresh17's truth-637: "Calcium 10" in the quoted case is not the rejected "C) 10"
+    question = "Na 137, chloride 110, bicarbonate 15, calcium 10. Calculate the anion gap? A) 12 B) 16 C) 10 D) 8"
+    facts = Evidence(
+        question=question,
+        source_said=["Without potassium: 137 minus 125 is 12."],
+        model_said=["C) 10. 137 - 110 - 15 is 10.", "A) 12."],
+        model_rejected=["C) 10. 137 - 110 - 15 is 10."],
+    )
+    quoted = "Na 137, chloride 110, bicarbonate 15, calcium 10. Calculate the anion gap"
+    assert check(f"For the question '{quoted}', the answer is 12.", R, facts).ok
+    wrong = check(f"For the question '{quoted}', the answer is 10.", R, facts)
+    assert (wrong.ok, wrong.reason) == (False, GateReason.REJECTED_ANSWER)
+    # a quote that is not the question's words is read as it is
+    said = check("The expert calls it 'the gap of 10', the answer.", R, facts)
+    assert (said.ok, said.reason) == (False, GateReason.REJECTED_ANSWER)
