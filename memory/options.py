@@ -18,7 +18,7 @@ from memory.wording import CHUNK, fold, normal, positive_text, sentences, short_
 
 _OPTION = re.compile(r"(?<![A-Za-z0-9])\(?([A-Ea-e])\)\s+(.+?)(?=\s+\(?[A-Ea-e]\)\s|$)")
 _ASIDE = re.compile(r"\(([^()]*)\)")
-_NEGATIVE = re.compile(r"\b(?:not|NOT|Not|except|EXCEPT|Except)\b|n't\b")
+_NEGATIVE = re.compile(r"\b(?:not|NOT|Not|except|EXCEPT|Except|[Ll]east\s+(?:likely|probable|common))\b|n't\b")
 _LETTER_REFS = (
     re.compile(r"(?<![A-Za-z0-9])\(?([A-Ea-e])\)"),  # not a stage's letter: "(T4d)"
     re.compile(r"\b(?:[Aa]nswer|[Oo]ption|[Cc]hoice)(?:'s|’s)?\s*(?:is|:|-|=)?\s*\(?([A-E])\b(?![a-z'])"),

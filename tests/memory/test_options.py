@@ -273,6 +273,9 @@ def test_in_a_negative_question_the_expert_may_speak_for_the_answer_by_denying_i
     # in a question that is not negative, denying an option never makes it the answer
     plain = facts.model_copy(update={"question": question.replace("Not a feature", "A feature")})
     assert accepted_option(plain) is None
+    # "least likely" asks for the option that does not fit (session 12, from fresh17's truth-646)
+    least = facts.model_copy(update={"question": question.replace("Not a feature", "Least likely feature")})
+    assert accepted_option(least) == ("C", "Aschoff nodules")
 
 
 def test_options_whose_words_are_the_same_are_told_apart_by_their_text_and_letters() -> None:
