@@ -25,6 +25,7 @@ from memory.engine import MemoryEngine
 from memory.grounding import Evidence
 from memory.knowledge_check import Stance
 from memory.models import Category, MemoryType, Source
+from memory.wording import mend_cut
 from prompts import render
 
 log = logging.getLogger(__name__)
@@ -59,6 +60,7 @@ def evidence(state: BuildState) -> Evidence:
 def _gate(engine: MemoryEngine, state: BuildState, facts: Evidence, candidate: Candidate) -> bool:
     options = grounding.parse_options(facts.question)
     candidate.text = grounding.unletter(candidate.text, options)  # a letter means nothing in another question
+    candidate.text = mend_cut(candidate.text)  # "... to the baby and." was cut off: say so
     verdict = grounding.check(candidate.text, candidate.type, facts, mistake=candidate.mistake)
     expert_fact = (
         state.source is Source.SME

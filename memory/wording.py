@@ -153,3 +153,20 @@ def negation_subject(clause: str) -> set[str]:
     if cue is None:
         return set()
     return set(stems(" ".join(clause[: cue.start()].split()[-4:])))
+
+
+# words a finished sentence does not end on: a memory ending "... cross to the baby and." was cut off
+_DANGLING = frozenset(["a", "an", "the", "and", "or", "but", "nor", "so", "which", "because", "its", "their"])
+
+
+def mend_cut(text: str) -> str:
+    """``text`` with a cut-off ending marked as such: "... to the baby and." becomes "... to the baby...".
+
+    A clause mark before the full stop (";.", ",.") is dropped; a last word no sentence ends on is
+    replaced by "...", as a text cut short is marked elsewhere. Anything else is returned as it is.
+    """
+    mended = re.sub(r"\s*[;,:]\s*\.$", ".", text.rstrip())
+    last = re.search(r"\s+([A-Za-z]+)\.$", mended)
+    if last and last.group(1) in _DANGLING:  # lower case: "Give vitamin A." ends on a name
+        mended = mended[: last.start()].rstrip(" ,;:") + "..."
+    return mended

@@ -164,3 +164,20 @@ async def test_brackets_the_prompt_quoted_come_back_as_the_expert_wrote_them(eng
     texts = {r.text for r in engine.list()}
     assert "For mild sleep apnea, the accepted answer is >5." in texts
     assert not any("›" in t for t in texts)
+
+
+async def test_a_memory_the_extractor_cut_off_is_stored_marked_as_cut(engine: MemoryEngine) -> None:
+    # session 12, from fresh17's truth-653 and -664: "... cross to the baby and." read as a whole sentence
+    said = "No. Epinephrine acts on the dilator pupillae, the way pilocarpine acts on the sphincter pupillae and more."
+    turns = [*DILATOR[:2], Turn(role="sme", content=said), DILATOR[3]]
+    replies = [
+        _residual("Epinephrine acts on the dilator pupillae, the way pilocarpine acts on the sphincter pupillae and."),
+        _memories(),
+        _response("the drug acting on the dilator pupillae", "B) Epinephrine"),
+        _checks(1.0, 1.0),
+    ]
+    state = BuildState(turns, "sme-1", source=Source.SME, domain="medicine", conversation_id="c-2")
+    await build_memories(engine, ReplayChatCompletionClient(replies), state)
+    stored = {r.text for r in engine.list()}
+    assert "Epinephrine acts on the dilator pupillae, the way pilocarpine acts on the sphincter pupillae..." in stored
+    assert not any(text.endswith(" and.") for text in stored)
