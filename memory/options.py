@@ -69,6 +69,10 @@ _NUMBER = {"one": "A", "two": "B", "three": "C", "four": "D", "five": "E", "1": 
 _LAST = re.compile(r"\b(?:the\s+)?last\s+(?:one|option|choice)\b(?!\s+(?:to|of|that|which|who|you)\b)", re.I)
 
 
+# letters listed together ("A, B and C are out"): the first, cut off at its comma, is no bare verdict
+_LETTER_LIST = re.compile(r"(?<![A-Za-z0-9])([A-E])\)?\s*,\s*\(?[A-E](?![A-Za-z0-9])")
+
+
 def letters_named(text: str, options: dict[str, str] | None = None) -> set[str]:
     """Option letters a turn names ("C)", "answer: C", "it's C", a bare "C.", "the third one").
 
@@ -216,6 +220,7 @@ def named_options(text: str, options: dict[str, str], positive_only: bool = Fals
     chunks = [positive_text(c) for c in CHUNK.split(text) if c.strip()] if positive_only else [text]
     own, forms, joined, twins = _shapes(tuple(options.items()))
     named: set[str] = set()
+    listed = {m.group(1) for m in _LETTER_LIST.finditer(text)}
     for chunk in chunks:
         whole, said = _apart(chunk, options)
         found = whole | {
@@ -224,7 +229,7 @@ def named_options(text: str, options: dict[str, str], positive_only: bool = Fals
             if letter not in twins and (_names(forms[letter], own[letter], said) or joined[letter] in said)
         }
         found -= {a for a in found for b in found if a != b and part_of(options[a], options[b])}
-        named |= found | (letters_named(chunk, options) & set(options))
+        named |= found | ((letters_named(chunk, options) - (listed if len(chunks) > 1 else set())) & set(options))
     if positive_only and len(chunks) > 1:
         # an option of several parts may be named across chunks ("you need sodium fluoride, ... with
         # potassium oxalate"): it then wins over the shorter option inside it ("Potassium oxalate")

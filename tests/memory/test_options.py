@@ -182,6 +182,11 @@ def test_a_bare_stance_is_no_user_memory_but_a_preference_is() -> None:
         (["Option two."], ("B", "yam")),
         (["A, no question."], ("A", "xylose")),
         (["The drug of choice one would pick is zeta."], ("C", "zeta")),
+        # a letter that opens a list is no verdict: "A, B and C are out" does not accept A
+        (["A, B and C are out."], None),
+        (["A, B and C are out. D."], ("D", "ox")),
+        (["Wrong. C."], ("C", "zeta")),
+        (["A, not D."], ("A", "xylose")),
     ],
 )
 def test_letter_only_verdicts_in_their_usual_forms(said: list[str], accepted: tuple[str, str] | None) -> None:
