@@ -41,8 +41,8 @@ rules (its author was asked for varied letter forms, short forms of the key and 
 X?", and to key the main fact to the question's words) and used once (then read while writing the letter
 forms "D, mate", "it's the B one", "the third one"). Truth-598..truth-632 are the ``fresh16`` split, written
 the same way after those and used once (then read while writing the long-question cut and the shorthand
-rules). Truth-633..truth-667 are the ``fresh17`` split, written the same way after those and never used to
-tune anything.
+rules). Truth-633..truth-667 are the ``fresh17`` split, written the same way after those and used once
+(then read while writing the swapped-subject, quoted-question, letter-form and cut-off rules).
 
 Each conversation is built with ``agents.team.build_memories`` (SME source, domain medicine) into a
 FRESH temporary store, with the real model loaded once. Then every memory in the store is read back

@@ -262,7 +262,7 @@ def test_data_size_styles_and_splits(conversations: list[dict[str, Any]]) -> Non
     assert [c["id"] for c in conversations if c["split"] == "fresh15"] == [f"truth-{n:03d}" for n in range(563, 598)]
     # fresh16 (598-632) was written the same way after fresh15's findings and used once
     assert [c["id"] for c in conversations if c["split"] == "fresh16"] == [f"truth-{n:03d}" for n in range(598, 633)]
-    # fresh17 (633-667) was written the same way after fresh16's findings and has not been used to tune anything
+    # fresh17 (633-667) was written the same way after fresh16's findings and used once
     assert [c["id"] for c in conversations if c["split"] == "fresh17"] == [f"truth-{n:03d}" for n in range(633, 668)]
 
 
