@@ -157,8 +157,8 @@ def widened_subject(text: str, source: Sequence[str]) -> str | None:
     an SNRI used for fibromyalgia, not that "SNRI antidepressants are used for fibromyalgia". A memory
     sentence whose plural subject ("<words> are ...") the source only ever said as one member of the class
     ("a/an <words>"), and never in the plural, claims for the class what was said of one example, when that
-    sentence says what the memory says of the class ("Rat bites need no vaccine", from "Rodent bites need no
-    vaccine ... a rat bite needs washing", narrows a class and passes).
+    sentence says what the memory says of the class. "Rat bites need no vaccine", from "Rodent bites, by the
+    guidelines, need no vaccine ... a rat bite needs washing", narrows a class and is not this check's.
     """
     said = [f" {normal(turn)} " for turn in source]
     for sentence in sentences(text):
