@@ -6,12 +6,13 @@ multiple-choice question's options).
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Sequence
 from enum import StrEnum
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from memory.wording import clauses, stems
+from memory.wording import clauses, stems, words
 
 UNSAID_SHARE = 0.25  # the share of a memory's content words its source may not vouch for
 
@@ -80,3 +81,20 @@ def support_sentences(memory: str, texts: Sequence[str]) -> list[tuple[float, st
         return []
     scored = [(len(mine & set(stems(c))) / len(mine), c) for text in texts for c in clauses(text)]
     return sorted(scored, key=lambda pair: -pair[0])
+
+
+def example_pairs(flat: str, evidence: Evidence) -> str | None:
+    """Pairs of neighbouring content words (two at least) that the prompt's example has and nobody here said.
+
+    "absence seizures" is the example's topic, copied into a memory of a conversation about juvenile
+    myoclonic epilepsy whose expert said "carbamazepine can worsen it" and spoke of "atypical absences".
+    """
+    example = _pairs(evidence.example)
+    said = _pairs(" ".join([evidence.question, *evidence.user_said, *evidence.model_said, evidence.reference]))
+    copied = sorted(f"{a} {b}" for a, b in _pairs(flat) if (a, b) in example and (a, b) not in said)
+    return ", ".join(copied) if len(copied) >= 2 else None  # one pair may be chance ("line drug")
+
+
+def _pairs(text: str) -> set[tuple[str, str]]:
+    """Neighbouring content words of ``text``."""
+    return set(itertools.pairwise(words(text)))

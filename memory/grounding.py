@@ -63,7 +63,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from memory.gate_terms import UNSAID_SHARE, Evidence, GateReason, GateVerdict, support_sentences
+from memory.gate_terms import UNSAID_SHARE, Evidence, GateReason, GateVerdict, example_pairs, support_sentences
 from memory.models import MemoryType
 from memory.option_gate import (
     accepted_option,
@@ -220,6 +220,8 @@ def _empty_or_copied(text: str, memory_type: MemoryType, evidence: Evidence) -> 
     flat = normal(text)
     if evidence.example and len(flat) > 20 and flat in normal(evidence.example):
         return GateVerdict(ok=False, reason=GateReason.COPIED_EXAMPLE, detail="a copy of the prompt's example")
+    if evidence.example and (run := example_pairs(flat, evidence)):
+        return GateVerdict(ok=False, reason=GateReason.COPIED_EXAMPLE, detail=f"the prompt's example: {run!r}")
     return None
 
 

@@ -10,6 +10,7 @@ from autogen_ext.models.replay import ReplayChatCompletionClient
 from agents.building import BuildState, Turn
 from agents.team import build_memories
 from agents.truth import evidence
+from memory import grounding
 from memory.audit import EventKind
 from memory.config import KnowledgeConfig
 from memory.engine import MemoryEngine
@@ -181,3 +182,26 @@ async def test_a_memory_the_extractor_cut_off_is_stored_marked_as_cut(engine: Me
     stored = {r.text for r in engine.list()}
     assert "Epinephrine acts on the dilator pupillae, the way pilocarpine acts on the sphincter pupillae..." in stored
     assert not any(text.endswith(" and.") for text in stored)
+
+
+def test_the_prompt_s_example_topic_is_refused_even_where_its_words_were_said() -> None:
+    # session 12, from fresh18's truth-688: an expert on juvenile myoclonic epilepsy said "carbamazepine can
+    # worsen it" and spoke of absences; the example's "absence seizures" is still nobody's here
+    turns = [
+        Turn(role="sme", content="Morning jerks in a teenager? A) Juvenile myoclonic epilepsy B) Atypical absence"),
+        Turn(role="assistant", content="B) Atypical absence."),
+        Turn(
+            role="sme",
+            content=(
+                "No, JME. Atypical absences differ. Valproate is the drug of choice for these seizures; "
+                "carbamazepine can worsen it, so the answer is A."
+            ),
+        ),
+        Turn(role="assistant", content="A) Juvenile myoclonic epilepsy."),
+    ]
+    facts = evidence(BuildState(turns, "sme-1", source=Source.SME, domain="medicine"))
+    copied = "On the drug of choice for absence seizures, avoid this mistake: answering carbamazepine."
+    verdict = grounding.check(copied, MemoryType.LLM_RESPONSE, facts, mistake=True)
+    assert (verdict.ok, verdict.reason.value) == (False, "copied_example")
+    own = "On morning jerks in a teenager, avoid this mistake: answering Atypical absence."
+    assert grounding.check(own, MemoryType.LLM_RESPONSE, facts, mistake=True).ok
