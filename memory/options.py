@@ -221,8 +221,10 @@ def named_options(text: str, options: dict[str, str], positive_only: bool = Fals
     own, forms, joined, twins = _shapes(tuple(options.items()))
     named: set[str] = set()
     listed = {m.group(1) for m in _LETTER_LIST.finditer(text)}
+    heard: list[set[str]] = []
     for chunk in chunks:
         whole, said = _apart(chunk, options)
+        heard.append(said)
         found = whole | {
             letter
             for letter in options
@@ -233,7 +235,7 @@ def named_options(text: str, options: dict[str, str], positive_only: bool = Fals
     if positive_only and len(chunks) > 1:
         # an option of several parts may be named across chunks ("you need sodium fluoride, ... with
         # potassium oxalate"): it then wins over the shorter option inside it ("Potassium oxalate")
-        said = set().union(*(_apart(chunk, options)[1] for chunk in chunks))
+        said = set().union(*heard)
         spanning = {letter for letter in options if any(f and _found(f, said) == f for f in forms[letter])}
         named -= {a for a in named for b in spanning if a != b and part_of(options[a], options[b])}
         named |= {b for b in spanning if any(part_of(options[a], options[b]) for a in named | spanning if a != b)}

@@ -99,11 +99,8 @@ def test_an_option_written_out_whole_keeps_its_words_from_the_options_around_it(
     # an option inside a longer one keeps nothing: "potassium oxalate and sodium fluoride" is the longer one
     tubes = {"A": "Potassium oxalate", "B": "Potassium oxalate + sodium fluoride", "C": "EDTA"}
     assert named_options("Use potassium oxalate and sodium fluoride.", tubes) == {"B"}
-    facts = Evidence(
-        question=ETHANOL,
-        source_said=["The answer is A."],
-        model_said=["C) Catalase does it in the peroxisomes.", "A) Alcohol dehydrogenase."],
-        model_rejected=["C) Catalase does it in the peroxisomes."],
+    facts = _closing(
+        "The answer is A.", "A) Alcohol dehydrogenase.", ETHANOL, "C) Catalase does it in the peroxisomes."
     )
     assert check("Alcohol dehydrogenase is the enzyme that converts ethanol to acetaldehyde.", R, facts).ok
     refused = check(
@@ -329,12 +326,7 @@ def test_the_expert_explaining_why_the_chatbot_s_pick_is_wrong_does_not_make_it_
 def test_the_question_a_memory_quotes_names_no_option() -> None:
     # session 12, from fresh17's truth-637: "Calcium 10" in the quoted case is not the rejected "C) 10"
     question = "Na 137, chloride 110, bicarbonate 15, calcium 10. Calculate the anion gap? A) 12 B) 16 C) 10 D) 8"
-    facts = Evidence(
-        question=question,
-        source_said=["Without potassium: 137 minus 125 is 12."],
-        model_said=["C) 10. 137 - 110 - 15 is 10.", "A) 12."],
-        model_rejected=["C) 10. 137 - 110 - 15 is 10."],
-    )
+    facts = _closing("Without potassium: 137 minus 125 is 12.", "A) 12.", question, "C) 10. 137 - 110 - 15 is 10.")
     quoted = "Na 137, chloride 110, bicarbonate 15, calcium 10. Calculate the anion gap"
     assert check(f"For the question '{quoted}', the answer is 12.", R, facts).ok
     wrong = check(f"For the question '{quoted}', the answer is 10.", R, facts)
