@@ -13,10 +13,12 @@ import re
 from collections.abc import Sequence
 
 from memory.gate_terms import UNSAID_SHARE, Evidence, GateReason, GateVerdict, support_sentences
+from memory.negatives import reversed_answer
 from memory.options import (
     Answers,
     answers,
     leaning,
+    letters_left,
     named_options,
     negative_question,
     parse_options,
@@ -209,6 +211,9 @@ def option_check(text: str, evidence: Evidence, source: Sequence[str]) -> GateVe
     options = parse_options(evidence.question)
     if not options:
         return None
+    misread = _lettered_or_reversed(text, evidence)
+    if misread is not None:
+        return misread
     text = unquoted(text, evidence.question)
     known = known_answers(evidence)
     source_clauses = [c for s in source for c in clauses(s)]
@@ -244,14 +249,47 @@ def option_check(text: str, evidence: Evidence, source: Sequence[str]) -> GateVe
                 reason=GateReason.OTHER_OPTION,
                 detail=f"names {letter}) {options[letter]}, which the source never stated",
             )
-    mentioned = {letter for c in source_clauses for letter in named_options(c, options)}
-    negative = named_options(text, options) - named_options(text, options, positive_only=True)
+    return _negated_options(text, options, source, negative_question, known)
+
+
+def _lettered_or_reversed(text: str, evidence: Evidence) -> GateVerdict | None:
+    """A memory that calls an option by its letter, or says a negative question's answer the other way round."""
+    lettered = letters_left(text)
+    if lettered:
+        detail = f"calls option {lettered[0]} by its letter, which means nothing once the options are re-lettered"
+        return GateVerdict(ok=False, reason=GateReason.OTHER_OPTION, detail=detail)
+    reversed_part = reversed_answer(text, evidence.question, known_answers(evidence).accepted)
+    if reversed_part is not None:
+        detail = f"says the accepted answer is what the question asks it is not: {reversed_part!r}"
+        return GateVerdict(ok=False, reason=GateReason.NEGATED, detail=detail)
+    return None
+
+
+def _negated_options(
+    text: str, options: dict[str, str], source: Sequence[str], negative_question: bool, known: Answers
+) -> GateVerdict | None:
+    """What a memory denies of an option the source never spoke of.
+
+    An option the source never mentioned is a claim nobody made. So is "4% HF is not used for etching
+    porcelain" after a bare "That is not right": the rejected option was refused as the answer, and
+    nothing more was said of it, unless the memory sets it against the accepted one ("9.6% HF, not 4%").
+    """
+    mentioned = {letter for s in source for c in clauses(s) for letter in named_options(c, options)}
+    positive = named_options(text, options, positive_only=True)
+    negative = named_options(text, options) - positive
     for letter in sorted(negative - known.accepted - known.rejected - mentioned):
         return GateVerdict(
             ok=False,
             reason=GateReason.OTHER_OPTION,
             detail=f"says something of {letter}) {options[letter]}, which the source never mentioned",
         )
+    if not negative_question and not positive & known.accepted:
+        spoken_of = {letter for s in source for letter in named_options(s, options)}
+        for letter in sorted(negative & known.rejected - spoken_of):
+            detail = (
+                f"a claim of its own against {letter}) {options[letter]}: the source only said it is not the answer"
+            )
+            return GateVerdict(ok=False, reason=GateReason.UNSAID, detail=detail)
     return None
 
 

@@ -18,7 +18,7 @@ from memory.wording import CHUNK, fold, normal, positive_text, sentences, short_
 
 _OPTION = re.compile(r"(?<![A-Za-z0-9])\(?([A-Ea-e])\)\s+(.+?)(?=\s+\(?[A-Ea-e]\)\s|$)")
 _ASIDE = re.compile(r"\(([^()]*)\)")
-_NEGATIVE = re.compile(r"\b(?:not|NOT|Not|except|EXCEPT|Except|[Ll]east\s+(?:likely|probable|common))\b|n't\b")
+_NEGATIVE = re.compile(r"\b(?:not|NOT|Not|except|EXCEPT|Except|(?<!\b[Aa]t\s)[Ll]east\s+[a-z]+)\b|n't\b")
 _LETTER_REFS = (
     re.compile(r"(?<![A-Za-z0-9])\(?([A-Ea-e])\)"),  # not a stage's letter: "(T4d)"
     re.compile(r"\b(?:[Aa]nswer|[Oo]ption|[Cc]hoice)(?:'s|’s)?\s*(?:is|:|-|=)?\s*\(?([A-E])\b(?![a-z'])"),
@@ -66,6 +66,7 @@ _NUMBERED = re.compile(
     r"(?<!\bof\s)\b(?:option|choice)\s+(one|two|three|four|five|[1-5])\b(?!\s*(?:%|mg|ml|or|and|of)\b)", re.I
 )
 _NUMBER = {"one": "A", "two": "B", "three": "C", "four": "D", "five": "E", "1": "A", "2": "B", "3": "C", "4": "D"}
+_NUMBER_ALONE = re.compile(r"^\s*\(?([1-4])\)?\s*[.!]?\s*$")
 _LAST = re.compile(r"\b(?:the\s+)?last\s+(?:one|option|choice)\b(?!\s+(?:to|of|that|which|who|you)\b)", re.I)
 
 
@@ -277,8 +278,10 @@ def answers(
     by_letter: set[str] = set()
     by_words: set[str] = set()
     for said in source_said:
-        positive = named_options(said, options, positive_only=True)
-        lettered = {letter for letter in letters_named(said, options) if letter in positive}
+        positive = named_options(said, options, positive_only=True) | _number_alone(said, options)
+        lettered = {
+            letter for letter in letters_named(said, options) | _number_alone(said, options) if letter in positive
+        }
         by_letter |= lettered
         by_words |= positive - lettered
     said_against = {
@@ -302,6 +305,15 @@ def answers(
     return Answers(accepted=frozenset(accepted), rejected=frozenset((chosen | negated) - accepted))
 
 
+def _number_alone(turn: str, options: dict[str, str]) -> set[str]:
+    """The option a whole turn of one number names ("(1)" is the first), where no option has a number."""
+    alone = _NUMBER_ALONE.match(turn)
+    if not alone or any(re.search(r"\d", option) for option in options.values()):
+        return set()
+    letter = _NUMBER[alone.group(1)]
+    return {letter} if letter in options else set()
+
+
 def _closing_pick(options: dict[str, str], model_final: Sequence[str]) -> set[str]:
     """The one option the chatbot's closing turns name positively ("Understood, the answer is D) ..."), if one.
 
@@ -321,7 +333,13 @@ def leaning(texts: Sequence[str], options: dict[str, str], beyond: str = "") -> 
     positive = {w for said in texts for c in CHUNK.split(said) for w in words(positive_text(c))}
     positive -= _found(positive, set(words(beyond)))
     own_words = _shapes(tuple(options.items()))[0]
-    return {letter for letter, own in own_words.items() if own and _found(own, positive)}
+    # two-letter words ("AP" of "X-ray lumbar spine- AP view") lean too, where no other option has them
+    short = {w for said in texts for c in CHUNK.split(said) for w in short_words(positive_text(c))}
+    short -= set(short_words(beyond))
+    own_short = {letter: set(short_words(text)) for letter, text in options.items()}
+    for letter, mine in own_short.items():
+        mine -= set().union(*(s for other, s in own_short.items() if other != letter))
+    return {letter for letter, own in own_words.items() if (own and _found(own, positive)) or own_short[letter] & short}
 
 
 def _opening_pick(said: str, options: dict[str, str], picked: set[str]) -> set[str]:
@@ -349,3 +367,12 @@ def unletter(text: str, options: dict[str, str]) -> str:
         text = re.sub(rf"(?<![A-Za-z0-9])\(?{letter}\)(?!\s*[A-Za-z0-9])", option, text, flags=re.IGNORECASE)
         text = re.sub(rf"\b(answer|option|choice)(\s+is|:)?\s+\(?{letter}\)?(?![A-Za-z0-9'])", rf"\1\2 {option}", text)
     return " ".join(text.split())
+
+
+# an option called by its letter that the spelling-out above left: "which includes both options B and C"
+_LETTER_LEFT = re.compile(r"\b(?:[Oo]ptions?|[Cc]hoices?|[Aa]nswers?|[Ll]etters?)\s+\(?([A-E])\)?(?![A-Za-z0-9'])")
+
+
+def letters_left(text: str) -> list[str]:
+    """The option letters ``text`` still calls options by ("options B and C"), in order."""
+    return [m.group(1) for m in _LETTER_LEFT.finditer(text)]

@@ -73,12 +73,30 @@ def misreported(text: str, evidence: Evidence) -> GateVerdict | None:
     words = set(stems(text))
     missing = sorted(words - stemset(said))
     glued = named_options(text, options, positive_only=True) - set().union(*(named_options(s, options) for s in said))
+    glued |= _rejected_words(words, evidence, stemset(said))
     if len(missing) <= max(1, MISREPORT_SHARE * len(words)) and not glued:
         return None
     if glued:
         letter = sorted(glued)[0]
         missing = [f"{letter}) {options[letter]}", *missing]
     return GateVerdict(ok=False, reason=GateReason.MISREPORTED, detail=what, unsupported=missing)
+
+
+def _rejected_words(words: set[str], evidence: Evidence, said: set[str]) -> set[str]:
+    """The rejected options a memory borrows a word of its own from, where the user's sentences lack it.
+
+    "The user asks about the importance of monitoring platelets" for a question on what to monitor, after
+    the chatbot's rejected "Platelet count": the option is not named in full, but its word is in the
+    question the memory reports, and the user asked no such thing.
+    """
+    options = parse_options(evidence.question)
+    rejected = known_answers(evidence).rejected
+    out = set()
+    for letter in rejected:
+        others = stemset(options[k] for k in options if k != letter)
+        if (set(stems(options[letter])) - others - said) & words:
+            out.add(letter)
+    return out
 
 
 def bare_letter(text: str, evidence: Evidence) -> bool:

@@ -1,0 +1,134 @@
+"""The truth gate on what a terse correction does not say, and on negative questions (session 13).
+
+"That is not right. The correct answer is B) ..." rejects the chatbot's pick as the answer and says
+nothing else of it; a negative question's answer is the option that lacks what the question names.
+Written from the held-out run's store (session 12) and fresh18's truth-680, -689 and -701, in other words.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from memory.grounding import Evidence, GateReason, check
+from memory.models import MemoryType
+from memory.option_gate import known_answers
+from memory.options import answers, negative_question, parse_options
+from tests.memory.corrections import rejected_then_accepted
+
+R, Q, L = MemoryType.RESIDUAL, MemoryType.USER_QUESTION, MemoryType.LLM_RESPONSE
+
+ANTIDOTE = (
+    "Which drug is the antidote for paracetamol poisoning? A) Flumazenil B) N-acetylcysteine C) Naloxone D) Atropine"
+)
+
+
+def antidote(*sme: str) -> Evidence:
+    said = list(sme) or ["That is not right.", "The correct answer is B) N-acetylcysteine."]
+    return rejected_then_accepted(ANTIDOTE, "C) Naloxone. It reverses an overdose.", said, "B) N-acetylcysteine.")
+
+
+def test_a_bare_rejection_says_nothing_else_of_the_rejected_option() -> None:
+    terse = antidote()
+    verdict = check("Naloxone is not the antidote for paracetamol poisoning.", R, terse)
+    assert (verdict.ok, verdict.reason) == (False, GateReason.UNSAID), verdict
+    assert "C) Naloxone" in verdict.detail
+    assert check("N-acetylcysteine, not naloxone, is the antidote for paracetamol poisoning.", R, terse).ok
+    said = antidote("Naloxone is for opioids, not paracetamol.", "The correct answer is B) N-acetylcysteine.")
+    assert check("Naloxone is not the antidote for paracetamol poisoning.", R, said).ok
+
+
+ANAEMIA = (
+    "Which of the following is not a cause of microcytic anaemia? A) Iron deficiency B) Thalassaemia "
+    "C) Vitamin B12 deficiency D) Anaemia of chronic disease"
+)
+
+
+def anaemia() -> Evidence:
+    return rejected_then_accepted(
+        ANAEMIA,
+        "B) Thalassaemia. It gives large cells.",
+        ["That is not right.", "The correct answer is C) Vitamin B12 deficiency."],
+        "C) Vitamin B12 deficiency.",
+    )
+
+
+@pytest.mark.parametrize(
+    "reversed_claim",
+    [
+        "For the causes of microcytic anaemia, the right option is Vitamin B12 deficiency.",
+        "Vitamin B12 deficiency is a cause of microcytic anaemia.",
+    ],
+)
+def test_a_negative_question_s_answer_is_not_given_what_the_question_denies_it(reversed_claim: str) -> None:
+    verdict = check(reversed_claim, R, anaemia())
+    assert (verdict.ok, verdict.reason) == (False, GateReason.NEGATED), verdict
+
+
+@pytest.mark.parametrize(
+    "kept",
+    [
+        "For the question 'Which is not a cause of microcytic anaemia', the answer is Vitamin B12 deficiency.",
+        "Vitamin B12 deficiency is not a cause of microcytic anaemia.",
+    ],
+)
+def test_a_negative_question_s_answer_said_with_its_negation_is_kept(kept: str) -> None:
+    assert check(kept, R, anaemia()).ok
+
+
+def test_a_premise_s_negation_does_not_make_a_negative_question() -> None:
+    liner = "Soft liners are not left in place for long because they A) Harden in the mouth B) Cost too much C) Smell"
+    facts = rejected_then_accepted(liner, "B) Cost too much.", ["Should be A."], "A) Harden in the mouth.")
+    assert check("For soft liners left in place, the accepted answer is Harden in the mouth.", L, facts).ok
+
+
+def test_an_option_called_by_its_letter_is_refused() -> None:
+    lettered = "N-acetylcysteine is the antidote for paracetamol poisoning, unlike options A and C."
+    verdict = check(lettered, R, antidote())
+    assert (verdict.ok, verdict.reason) == (False, GateReason.OTHER_OPTION), verdict
+    assert "letter" in verdict.detail
+
+
+BURNS = (
+    "In a burns patient, which is the best guide to fluid resuscitation? A) Haemoglobin level B) Urine output "
+    "C) Heart rate D) Central venous pressure"
+)
+
+
+def test_a_user_memory_does_not_ask_about_the_chatbot_s_rejected_option() -> None:
+    facts = rejected_then_accepted(
+        BURNS,
+        "A) Haemoglobin level. A rising level shows the blood is concentrating.",
+        ["Partly. A high Hb shows concentration late. Titrate the fluids to an hourly urine output of 0.5 to 1 ml/kg."],
+        "B) Urine output.",
+    )
+    verdict = check(
+        "The user asks whether haemoglobin is the best guide to fluid resuscitation in a burns patient.", Q, facts
+    )
+    assert (verdict.ok, verdict.reason) == (False, GateReason.MISREPORTED), verdict
+    assert check("The user asks what best guides fluid resuscitation in a burns patient.", Q, facts).ok
+
+
+SLIP = (
+    "Which view is the least helpful for a pars fracture? A) CT B) MR C) X-ray lumbar spine- AP view "
+    "D) X-ray lumbar spine- Lateral view"
+)
+
+
+def test_a_two_letter_word_and_a_least_question_find_the_answer() -> None:
+    assert negative_question(SLIP)
+    assert not negative_question("At least how many doses are given? A) One B) Two")
+    facts = rejected_then_accepted(
+        SLIP,
+        "A) CT. Plain films show it best.",
+        ["No. CT shows the pars defect well and the lateral film grades the slip. The AP view adds least."],
+        "C) X-ray lumbar spine- AP view.",
+    )
+    assert known_answers(facts).accepted == {"C"}
+
+
+def test_a_turn_of_one_number_names_that_option_and_a_listed_number_does_not() -> None:
+    options = parse_options("Which organism causes most otitis media? A) Pneumococcus B) Moraxella C) Klebsiella")
+    assert answers(["(1)"], ["B) Moraxella."], options, ["A) Pneumococcus."]).accepted == {"A"}
+    scores = parse_options("How many grades has the index? A) 4 B) 6 C) 8 D) 5")
+    listed = ["Six: weighted 0, 0.5, 1, 2, 3 and 4."]
+    assert "B" not in answers(listed, ["C) 8."], scores, ["B) 6."]).accepted
