@@ -43,7 +43,9 @@ forms "D, mate", "it's the B one", "the third one"). Truth-598..truth-632 are th
 the same way after those and used once (then read while writing the long-question cut and the shorthand
 rules). Truth-633..truth-667 are the ``fresh17`` split, written the same way after those and used once
 (then read while writing the swapped-subject, quoted-question, letter-form and cut-off rules).
-Truth-668..truth-702 are the ``fresh18`` split, written the same way after those and never used to tune
+Truth-668..truth-702 are the ``fresh18`` split, written the same way after those and used once (then read
+while writing the session-13 rules: a bare "not right", negative questions, letters left in a memory).
+Truth-703..truth-737 are the ``fresh19`` split, written the same way after those and never used to tune
 anything.
 
 Each conversation is built with ``agents.team.build_memories`` (SME source, domain medicine) into a
