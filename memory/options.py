@@ -218,6 +218,7 @@ def named_options(text: str, options: dict[str, str], positive_only: bool = Fals
     """
     if not options:
         return set()
+    text = spell_initials(text, options)
     chunks = [positive_text(c) for c in CHUNK.split(text) if c.strip()] if positive_only else [text]
     own, forms, joined, twins = _shapes(tuple(options.items()))
     named: set[str] = set()
@@ -241,6 +242,36 @@ def named_options(text: str, options: dict[str, str], positive_only: bool = Fals
         named -= {a for a in named for b in spanning if a != b and part_of(options[a], options[b])}
         named |= {b for b in spanning if any(part_of(options[a], options[b]) for a in named | spanning if a != b)}
     return named
+
+
+_GENERIC_TAIL = frozenset({"deficiency", "disease", "syndrome", "disorder", "reflex", "test", "sign"})
+
+
+@functools.lru_cache(maxsize=256)
+def _initials(items: tuple[tuple[str, str], ...]) -> tuple[tuple[re.Pattern[str], str], ...]:
+    """Each option's initialism ("CEP" for "Congenital erythropoetic porphyria"), where only one option has it."""
+    found: dict[str, list[str]] = {}
+    for _, text in items:
+        parts = re.findall(r"[A-Za-z]+", _ASIDE.sub(" ", text))
+        shapes = {"".join(p[0] for p in parts).upper()}
+        if len(parts) > 2 and parts[-1].lower() in _GENERIC_TAIL:
+            shapes.add("".join(p[0] for p in parts[:-1]).upper())
+        for shape in shapes:
+            if 2 <= len(shape) <= 5:
+                found.setdefault(shape, []).append(text)
+    return tuple(
+        (re.compile(rf"(?<![\w-]){shape}(?![\w-])"), texts[0]) for shape, texts in found.items() if len(set(texts)) == 1
+    )
+
+
+def spell_initials(text: str, options: dict[str, str]) -> str:
+    """``text`` with each option's initialism written out as the option.
+
+    "CEP presents ..." names "Congenital erythropoetic porphyria"; capitals only, so "cep" stays as it is.
+    """
+    for pattern, option in _initials(tuple(options.items())):
+        text = pattern.sub(option, text)
+    return text
 
 
 class Answers(BaseModel):

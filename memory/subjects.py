@@ -255,14 +255,14 @@ def chatbot_sentence(text: str, evidence: Evidence, source: Sequence[str]) -> st
     the source's. Sentences of three words or more, outside the question's, count; a copy that restates
     three or more of one source sentence's words beyond the question's, and half of that sentence, passes.
     """
-    said = [f" {normal(turn)} " for turn in source]
-    chatbot = [f" {normal(turn)} " for turn in evidence.model_said]
-    asked = f" {normal(evidence.question)} "
+    said = [f" {_plain(turn)} " for turn in source]
+    chatbot = [f" {_plain(turn)} " for turn in evidence.model_said]
+    asked = f" {_plain(evidence.question)} "
     options = parse_options(evidence.question)
     case = case_words(evidence.question, options)
     heard = [told for _, told, _ in _source_sentences(tuple(source), tuple(options.items()))]
     for sentence in sentences(text):
-        flat = normal(sentence)
+        flat = _plain(sentence)
         if len(flat.split()) < COPY_WORDS or f" {flat} " in asked:
             continue
         if not any(f" {flat} " in turn for turn in chatbot) or any(f" {flat} " in turn for turn in said):
@@ -272,6 +272,14 @@ def chatbot_sentence(text: str, evidence: Evidence, source: Sequence[str]) -> st
         if len(claim) < ECHO_MIN_STEMS or not any(len(claim) >= SHORTHAND * len(one) for one in restated):
             return sentence
     return None
+
+
+def _plain(text: str) -> str:
+    """:func:`normal` words without "the".
+
+    "The vagal reflex ..." copies "A vagal reflex ..."; "a" stays, since it may be an option's letter.
+    """
+    return " ".join(w for w in normal(text).split() if w != "the")
 
 
 def _best_cover(claim: set[str], heard: Iterable[frozenset[str]]) -> int:

@@ -308,3 +308,37 @@ def test_the_expert_s_sentence_with_its_subject_swapped_is_not_the_expert_s() ->
     refused("Succinylcholine is the antidote for malignant hyperthermia.", R, facts, GateReason.SWAPPED_SUBJECT)
     # a pronoun replaced by what it stands for (the accepted option here) is the expert's sentence
     assert check("Succinylcholine depolarises the end plate first.", R, facts).ok
+
+
+PORPHYRIA = (
+    "A girl has abdominal pain and a seizure after a sulfa drug. Most likely? A) Acute intermittent porphyria "
+    "B) Congenital erythropoietic porphyria C) Lead poisoning"
+)
+
+
+def test_an_option_s_initialism_names_it() -> None:
+    facts = rejected_then_accepted(
+        PORPHYRIA,
+        "B) Congenital erythropoietic porphyria. Drugs set off porphyric attacks.",
+        ["No. CEP gives blistering photosensitivity from infancy. Attacks after sulfa drugs mean the acute kind."],
+        "A) Acute intermittent porphyria.",
+    )
+    assert named_options(
+        "CEP gives blistering", {"A": "Acute intermittent porphyria", "B": "Congenital erythropoietic porphyria"}
+    ) == {"B"}
+    refused(
+        "Acute intermittent porphyria gives blistering photosensitivity from infancy.",
+        R,
+        facts,
+        GateReason.SWAPPED_SUBJECT,
+    )
+
+
+def test_the_chatbot_s_closing_line_with_another_article_is_still_the_chatbot_s() -> None:
+    facts = rejected_then_accepted(
+        "Which reflex slows the heart when the carotid sinus is pressed? A) Baroreceptor reflex B) Bainbridge reflex",
+        "B) Bainbridge reflex. Stretch of the atria slows the heart.",
+        ["No. It's the baroreceptor reflex: the sinus stretch receptors fire, and the vagus slows the heart."],
+        "A stretch receptor in the sinus, then. A) Baroreceptor reflex.",
+    )
+    refused("The stretch receptor in the sinus, then. Baroreceptor reflex.", R, facts, GateReason.MODEL_WORDS)
