@@ -256,7 +256,7 @@ def _lettered_or_reversed(text: str, evidence: Evidence) -> GateVerdict | None:
     """A memory that calls an option by its letter, or says a negative question's answer the other way round."""
     lettered = letters_left(text)
     if lettered:
-        detail = f"calls option {lettered[0]} by its letter, which means nothing once the options are re-lettered"
+        detail = f"calls an option by its letter or place ({lettered[0]!r}): another lettering moves it"
         return GateVerdict(ok=False, reason=GateReason.OTHER_OPTION, detail=detail)
     reversed_part = reversed_answer(text, evidence.question, known_answers(evidence).accepted)
     if reversed_part is not None:

@@ -14,6 +14,7 @@ from collections.abc import Sequence
 
 from pydantic import BaseModel, ConfigDict
 
+from memory.option_names import spell_initials
 from memory.wording import CHUNK, fold, normal, positive_text, sentences, short_words, words
 
 _OPTION = re.compile(r"(?<![A-Za-z0-9])\(?([A-Ea-e])\)\s+(.+?)(?=\s+\(?[A-Ea-e]\)\s|$)")
@@ -23,6 +24,9 @@ _LETTER_REFS = (
     re.compile(r"(?<![A-Za-z0-9])\(?([A-Ea-e])\)"),  # not a stage's letter: "(T4d)"
     re.compile(r"\b(?:[Aa]nswer|[Oo]ption|[Cc]hoice)(?:'s|’s)?\s*(?:is|:|-|=)?\s*\(?([A-E])\b(?![a-z'])"),
     re.compile(r"\b(?:[Ii]t'?s|[Ii]t is|[Pp]ick|[Cc]hoose|[Gg]o with)\s+\(?([A-E])\b(?![a-z'])"),
+    re.compile(
+        r"\b(?:[Ii]t'?s|[Ii]t is|[Ii]ts)\s+\(?([a-e])\)?\s*[.!]?\s*$"
+    ),  # a lower-case letter ending the turn: "it's c"
     re.compile(r"^\s*(?:[Nn]o|[Yy]es)?[,.!\s]*\(?([A-Ea-e])\)?\s*[.!]?\s*$"),  # a whole turn: "c", "(C)"
     # a clause that opens with the letter and calls it right: "C is correct", "B is the one"
     re.compile(r"^\s*\(?([A-E])\)?\s+is\s+(?:the\s+)?(?:correct|right|true|answer|one)\b"),
@@ -244,36 +248,6 @@ def named_options(text: str, options: dict[str, str], positive_only: bool = Fals
     return named
 
 
-_GENERIC_TAIL = frozenset({"deficiency", "disease", "syndrome", "disorder", "reflex", "test", "sign"})
-
-
-@functools.lru_cache(maxsize=256)
-def _initials(items: tuple[tuple[str, str], ...]) -> tuple[tuple[re.Pattern[str], str], ...]:
-    """Each option's initialism ("CEP" for "Congenital erythropoetic porphyria"), where only one option has it."""
-    found: dict[str, list[str]] = {}
-    for _, text in items:
-        parts = re.findall(r"[A-Za-z]+", _ASIDE.sub(" ", text))
-        shapes = {"".join(p[0] for p in parts).upper()}
-        if len(parts) > 2 and parts[-1].lower() in _GENERIC_TAIL:
-            shapes.add("".join(p[0] for p in parts[:-1]).upper())
-        for shape in shapes:
-            if 2 <= len(shape) <= 5:
-                found.setdefault(shape, []).append(text)
-    return tuple(
-        (re.compile(rf"(?<![\w-]){shape}(?![\w-])"), texts[0]) for shape, texts in found.items() if len(set(texts)) == 1
-    )
-
-
-def spell_initials(text: str, options: dict[str, str]) -> str:
-    """``text`` with each option's initialism written out as the option.
-
-    "CEP presents ..." names "Congenital erythropoetic porphyria"; capitals only, so "cep" stays as it is.
-    """
-    for pattern, option in _initials(tuple(options.items())):
-        text = pattern.sub(option, text)
-    return text
-
-
 class Answers(BaseModel):
     """The accepted option(s) and the rejected ones, by letter (immutable: results are shared)."""
 
@@ -401,9 +375,11 @@ def unletter(text: str, options: dict[str, str]) -> str:
 
 
 # an option called by its letter that the spelling-out above left: "which includes both options B and C"
+_PLACE = re.compile(r"\b(?:first|second|third|fourth|fifth|last)\s+(?:option|choice)\b", re.I)  # not "the second one"
 _LETTER_LEFT = re.compile(r"\b(?:[Oo]ptions?|[Cc]hoices?|[Aa]nswers?|[Ll]etters?)\s+\(?([A-E])\)?(?![A-Za-z0-9'])")
 
 
 def letters_left(text: str) -> list[str]:
-    """The option letters ``text`` still calls options by ("options B and C"), in order."""
-    return [m.group(1) for m in _LETTER_LEFT.finditer(text)]
+    """How ``text`` still calls options by letter or place ("options B and C", "the third option"), in order."""
+    places = [m.group(0) for pattern in (_PLACE, _NUMBERED) for m in pattern.finditer(text)]
+    return [m.group(1) for m in _LETTER_LEFT.finditer(text)] + places

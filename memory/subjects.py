@@ -55,6 +55,36 @@ def other_subject(text: str, evidence: Evidence, source: Sequence[str]) -> str |
     widened = widened_subject(text, source)
     if widened is not None:
         return f"says of a whole class what the source said of one of its members: {widened!r}"
+    dropped = dropped_qualifier(text, source)
+    if dropped is not None:
+        return f"says for everyone what the source said only {dropped!r}"
+    return None
+
+
+_POPULATION = (
+    r"(?:wom[ae]n|m[ae]n|child(?:ren)?|kids?|adults?|infants?|neonates?|newborns?|(?:the\s+)?elderly|"
+    r"older\s+(?:adults|people|patients)|pregnan(?:cy|t\s+women)|males?|females?|boys?|girls?|adolescents?)"
+)
+_QUALIFIER = re.compile(rf"\b(?:in|among)\s+{_POPULATION}\b", re.IGNORECASE)
+
+
+def dropped_qualifier(text: str, source: Sequence[str]) -> str | None:
+    """The qualifier ("in women") of a source sentence that a memory sentence restates without it, if any.
+
+    "In women breast carcinoma is far and away the commonest primary behind uveal metastases" is not
+    "Breast cancer is far and away the commonest primary ...": the expert limited the claim to a group. A
+    memory sentence that restates CLAIM_COVER of the sentence's other words, and has no word of the
+    qualifier anywhere, widens it to everyone.
+    """
+    mine = set(stems(text))
+    for said in (one for turn in source for one in sentences(turn)):
+        for qualifier in _QUALIFIER.finditer(said):
+            group = set(stems(qualifier.group(0)))
+            rest = set(stems(said)) - group
+            if not group or group & mine or len(rest) < ECHO_MIN_STEMS:
+                continue
+            if any(len(set(stems(one)) & rest) >= CLAIM_COVER * len(rest) for one in sentences(text)):
+                return qualifier.group(0)
     return None
 
 

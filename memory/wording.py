@@ -36,6 +36,7 @@ _SENTENCE = re.compile(r"(?<=[.?!])\s+")
 SCOPE_END = re.compile(r"[,;!?\n]|(?<!\d):|:(?!\d)|\.(?!\d)")
 CHUNK = re.compile(r"[,;!?\n]|(?<!\d):|:(?!\d)|\.(?!\d)")
 SCOPE_WORDS = 6
+_DASHES = frozenset({"-", "--", "–", "—"})
 _AUXILIARIES = "is are was were be been do does did can could should would will may might must has have had"
 _AUXILIARY = frozenset(_AUXILIARIES.split())
 _CUE = re.compile(r"^(?:not|no|never|cannot|neither|nor|without|none|instead|rather|\w+n['’]t)$", re.IGNORECASE)
@@ -44,7 +45,7 @@ _CUE = re.compile(r"^(?:not|no|never|cannot|neither|nor|without|none|instead|rat
 def positive_text(chunk: str) -> str:
     """A chunk without what it negates: the words in a negation's scope, and the subject of "X is not".
 
-    A scope ends at a clause mark or "but" ("not PT but aPTT" says aPTT), and after six words at most.
+    A scope ends at a clause mark, a dash or "but" ("not PT but aPTT" says aPTT), and after six words at most.
     """
     words = chunk.split()
     dropped: set[int] = set()
@@ -53,7 +54,7 @@ def positive_text(chunk: str) -> str:
             continue
         dropped.add(i)
         for j in range(i + 1, min(len(words), i + 1 + SCOPE_WORDS)):
-            if words[j].lower() == "but":  # "not PT but aPTT": what follows "but" is said
+            if words[j].lower() == "but" or words[j] in _DASHES:  # "not PT but aPTT", "not X — Y": Y is said
                 break
             dropped.add(j)
             if SCOPE_END.search(words[j]):

@@ -342,3 +342,19 @@ def test_the_chatbot_s_closing_line_with_another_article_is_still_the_chatbot_s(
         "A stretch receptor in the sinus, then. A) Baroreceptor reflex.",
     )
     refused("The stretch receptor in the sinus, then. Baroreceptor reflex.", R, facts, GateReason.MODEL_WORDS)
+
+
+def test_a_claim_the_expert_limited_to_a_group_is_not_said_for_everyone() -> None:
+    facts = rejected_then_accepted(
+        "Most common primary tumour behind choroidal metastases? A) Breast B) Ovary C) Cervix",
+        "B) Ovary. It seeds the choroid through the blood.",
+        ["No. In women breast carcinoma is by far the commonest primary behind choroidal deposits. Men: lung."],
+        "A) Breast.",
+    )
+    refused(
+        "Breast carcinoma is by far the commonest primary behind choroidal deposits.",
+        R,
+        facts,
+        GateReason.SWAPPED_SUBJECT,
+    )
+    assert check("In women breast carcinoma is by far the commonest primary behind choroidal deposits.", R, facts).ok

@@ -132,3 +132,26 @@ def test_a_turn_of_one_number_names_that_option_and_a_listed_number_does_not() -
     scores = parse_options("How many grades has the index? A) 4 B) 6 C) 8 D) 5")
     listed = ["Six: weighted 0, 0.5, 1, 2, 3 and 4."]
     assert "B" not in answers(listed, ["C) 8."], scores, ["B) 6."]).accepted
+
+
+def test_a_dash_ends_a_negation_and_a_lower_case_letter_ends_a_verdict() -> None:
+    options = parse_options("SGOT rises in: A) Renal failure B) Gout C) Myocardial infarction D) Asthma")
+    dashed = ["not renal failure — myocardial infarction. It leaks from damaged heart muscle."]
+    assert answers(dashed, ["A) Renal failure."], options, ["C) Myocardial infarction."]).accepted == {"C"}
+    assert answers(["wrong one. it's c"], ["A) Renal failure."], options, ["C) Myocardial infarction."]).accepted == {
+        "C"
+    }
+
+
+def test_an_option_called_by_its_place_is_refused() -> None:
+    placed = "N-acetylcysteine is the second option for paracetamol poisoning."
+    verdict = check(placed, R, antidote())
+    assert (verdict.ok, verdict.reason) == (False, GateReason.OTHER_OPTION), verdict
+    assert (
+        check(
+            "The postnatal dose is the second one; N-acetylcysteine is the antidote for paracetamol poisoning.",
+            R,
+            antidote(),
+        ).reason
+        is not GateReason.OTHER_OPTION
+    )
