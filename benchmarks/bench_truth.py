@@ -45,8 +45,11 @@ rules). Truth-633..truth-667 are the ``fresh17`` split, written the same way aft
 (then read while writing the swapped-subject, quoted-question, letter-form and cut-off rules).
 Truth-668..truth-702 are the ``fresh18`` split, written the same way after those and used once (then read
 while writing the session-13 rules: a bare "not right", negative questions, letters left in a memory).
-Truth-703..truth-737 are the ``fresh19`` split, written the same way after those and never used to tune
-anything.
+Truth-703..truth-737 are the ``fresh19`` split, written the same way after those and used once (then read
+while writing the initialism, dash, lower-case letter, option-place and dropped-qualifier rules).
+Truth-738..truth-772 are the ``fresh20`` split, written the same way after those (its author was asked for
+abbreviated option names, dashes, qualifiers such as "in women", places such as "(2)" and negative
+questions) and never used to tune anything.
 
 Each conversation is built with ``agents.team.build_memories`` (SME source, domain medicine) into a
 FRESH temporary store, with the real model loaded once. Then every memory in the store is read back
