@@ -305,7 +305,10 @@ def answers(
     # in a negative question ("Not a feature of ...") the source may also deny the answer: "X doesn't belong"
     vouched = closing & (leaning(source_said, options) | denied if negative else leaning(source_said, options) - denied)
     unmatched = closing and not closing & (by_words - chosen)  # the chatbot closed on another option
-    accepted = by_letter or opening or vouched or (set() if unmatched else by_words - chosen)
+    spoken_for = by_words - chosen
+    if len(spoken_for) > 1 and closing & spoken_for:  # the closing tells which of those the source meant
+        spoken_for &= closing
+    accepted = by_letter or opening or vouched or (set() if unmatched else spoken_for)
     negated = said_against - accepted
     return Answers(accepted=frozenset(accepted), rejected=frozenset((chosen | negated) - accepted))
 
@@ -335,6 +338,7 @@ def leaning(texts: Sequence[str], options: dict[str, str], beyond: str = "") -> 
     Weaker than naming an option: "the periodontium" leans to "Periodontal disease" without naming it.
     Words of ``beyond`` (the question, which a memory may repeat) do not count.
     """
+    texts = [spell_initials(said, options) for said in texts]
     positive = {w for said in texts for c in CHUNK.split(said) for w in words(positive_text(c))}
     positive -= _found(positive, set(words(beyond)))
     own_words = _shapes(tuple(options.items()))[0]

@@ -155,3 +155,13 @@ def test_an_option_called_by_its_place_is_refused() -> None:
         ).reason
         is not GateReason.OTHER_OPTION
     )
+
+
+def test_the_closing_picks_which_of_the_options_the_expert_spoke_for_is_the_answer() -> None:
+    options = parse_options(
+        "Drug not needing a dose change in renal failure? A) Gentamicin B) Vancomycin C) Calcium channel blocker"
+    )
+    said = [
+        "Vancomycin goes by the kidney. The one that needs no renal dose change at all is the CCB. Gentamicin needs it."
+    ]
+    assert answers(said, ["B) Vancomycin."], options, ["C) Calcium channel blocker."], negative=True).accepted == {"C"}
