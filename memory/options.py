@@ -24,9 +24,8 @@ _LETTER_REFS = (
     re.compile(r"(?<![A-Za-z0-9])\(?([A-Ea-e])\)"),  # not a stage's letter: "(T4d)"
     re.compile(r"\b(?:[Aa]nswer|[Oo]ption|[Cc]hoice)(?:'s|’s)?\s*(?:is|:|-|=)?\s*\(?([A-E])\b(?![a-z'])"),
     re.compile(r"\b(?:[Ii]t'?s|[Ii]t is|[Pp]ick|[Cc]hoose|[Gg]o with)\s+\(?([A-E])\b(?![a-z'])"),
-    re.compile(
-        r"\b(?:[Ii]t'?s|[Ii]t is|[Ii]ts)\s+\(?([a-e])\)?\s*[.!]?\s*$"
-    ),  # a lower-case letter ending the turn: "it's c"
+    # a lower-case letter that ends the turn after "it's": "wrong one. it's c"
+    re.compile(r"\b(?:[Ii]t'?s|[Ii]t is|[Ii]ts)\s+\(?([a-e])\)?\s*[.!]?\s*$"),
     re.compile(r"^\s*(?:[Nn]o|[Yy]es)?[,.!\s]*\(?([A-Ea-e])\)?\s*[.!]?\s*$"),  # a whole turn: "c", "(C)"
     # a clause that opens with the letter and calls it right: "C is correct", "B is the one"
     re.compile(r"^\s*\(?([A-E])\)?\s+is\s+(?:the\s+)?(?:correct|right|true|answer|one)\b"),
@@ -345,9 +344,11 @@ def leaning(texts: Sequence[str], options: dict[str, str], beyond: str = "") -> 
     # two-letter words ("AP" of "X-ray lumbar spine- AP view") lean too, where no other option has them
     short = {w for said in texts for c in CHUNK.split(said) for w in short_words(positive_text(c))}
     short -= set(short_words(beyond))
-    own_short = {letter: set(short_words(text)) for letter, text in options.items()}
-    for letter, mine in own_short.items():
-        mine -= set().union(*(s for other, s in own_short.items() if other != letter))
+    each = {letter: set(short_words(text)) for letter, text in options.items()}
+    own_short = {
+        letter: mine - set().union(*(s for other, s in each.items() if other != letter))
+        for letter, mine in each.items()
+    }
     return {letter for letter, own in own_words.items() if (own and _found(own, positive)) or own_short[letter] & short}
 
 
