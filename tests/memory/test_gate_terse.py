@@ -2,7 +2,8 @@
 
 "That is not right. The correct answer is B) ..." rejects the chatbot's pick as the answer and says
 nothing else of it; a negative question's answer is the option that lacks what the question names.
-Written from the held-out run's store (session 12) and fresh18's truth-680, -689 and -701, in other words.
+Written from the held-out run's store (session 12), fresh18's truth-680, -689 and -701, fresh19's truth-712,
+-717 and -731 and fresh20's truth-749, each in other words.
 """
 
 from __future__ import annotations
