@@ -10,6 +10,7 @@ import functools
 import re
 
 _ASIDE = re.compile(r"\(([^()]*)\)")
+_CAPITALS = re.compile(r"[A-Z]{2}")
 _GENERIC_TAIL = frozenset({"deficiency", "disease", "syndrome", "disorder", "reflex", "test", "sign"})
 
 
@@ -35,6 +36,8 @@ def spell_initials(text: str, options: dict[str, str]) -> str:
 
     "CEP presents ..." names "Congenital erythropoetic porphyria"; capitals only, so "cep" stays as it is.
     """
+    if not _CAPITALS.search(text):  # no initialism to spell (most texts): skip the per-option scans
+        return text
     for pattern, option in _initials(tuple(options.items())):
         text = pattern.sub(option, text)
     return text

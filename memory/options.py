@@ -282,10 +282,9 @@ def answers(
     by_letter: set[str] = set()
     by_words: set[str] = set()
     for said in source_said:
-        positive = named_options(said, options, positive_only=True) | _number_alone(said, options)
-        lettered = {
-            letter for letter in letters_named(said, options) | _number_alone(said, options) if letter in positive
-        }
+        alone = _number_alone(said, options)
+        positive = named_options(said, options, positive_only=True) | alone
+        lettered = {letter for letter in letters_named(said, options) | alone if letter in positive}
         by_letter |= lettered
         by_words |= positive - lettered
     said_against = {
