@@ -12,6 +12,8 @@ from agents.building import BuildState, Candidate
 from memory import grounding
 from memory.grounding import Evidence, GateReason
 from memory.models import Category, MemoryType, Source
+from memory.option_gate import known_answers
+from memory.options import negative_question
 from memory.wording import sentences
 
 
@@ -82,6 +84,32 @@ def expert_words(state: BuildState, facts: Evidence) -> str | None:
     if grounding.check(grounding.unletter(words, options), MemoryType.RESIDUAL, facts).reason is GateReason.NO_TOPIC:
         return None  # "C is the one I'd mark" says nothing the question could introduce
     return f"On '{_keep_the_ask(topic, TOPIC_CHARS)}': {words}"
+
+
+def with_question(text: str, facts: Evidence) -> str:
+    """A short expert sentence that gives the answer but not what it answers, introduced by the question.
+
+    "The raised lipoprotein is VLDL." is true and the expert said it, but a reader of the shared store
+    cannot tell which question it settles: it becomes "On 'A person on a fat free ... diet ... Which
+    lipoprotein is likely to be elevated': The raised lipoprotein is VLDL.". Only a single plain sentence of
+    at most ``SHORT_WORDS`` words that names the accepted option and no other, with under two words of the
+    question's topic; never for a negative question (the quoted "not" would set the question against the
+    sentence). Longer sentences that weigh several options stay as said: beside the question, their word
+    for a rejected option would read as an answer to it.
+    """
+    topic = grounding.question_stem(facts.question).rstrip(" :?.")
+    options = grounding.parse_options(facts.question)
+    accepted = known_answers(facts).accepted
+    plain = len(text.split()) <= SHORT_WORDS and not any(mark in text.rstrip(".!") for mark in ".;:,!?")
+    if len(topic) < 8 or not plain or negative_question(facts.question) or _about_topic(text, topic):
+        return text
+    named = grounding.named_options(text, options)
+    if not named or named != grounding.named_options(text, options, positive_only=True) or not named <= accepted:
+        return text
+    return f"On '{_keep_the_ask(topic, TOPIC_CHARS)}': {text}"
+
+
+SHORT_WORDS = 14
 
 
 def residual_fallbacks(state: BuildState, facts: Evidence) -> list[Candidate]:

@@ -18,7 +18,7 @@ from __future__ import annotations
 import logging
 
 from agents.building import BuildState, Candidate, Rejection, Step
-from agents.fallbacks import answer_fallback, residual_fallbacks
+from agents.fallbacks import answer_fallback, residual_fallbacks, with_question
 from agents.steps import knowledge_evidence
 from memory import grounding
 from memory.engine import MemoryEngine
@@ -91,6 +91,19 @@ def _gate(engine: MemoryEngine, state: BuildState, facts: Evidence, candidate: C
     return False
 
 
+def _introduce(candidate: Candidate, facts: Evidence) -> None:
+    """Give a short residual answer the question it answers (:func:`agents.fallbacks.with_question`).
+
+    The introduced text is checked again and kept only if the gate passes it too.
+    """
+    if candidate.type is not MemoryType.RESIDUAL:
+        return
+    introduced = with_question(candidate.text, facts)
+    if introduced != candidate.text and grounding.check(introduced, candidate.type, facts).ok:
+        log.info("residual memory %r introduced by its question", candidate.text)
+        candidate.text = introduced
+
+
 def truth_gate_step(engine: MemoryEngine) -> Step:
     """The gate as a team step: refuse, audit and report what the source did not say."""
 
@@ -99,6 +112,8 @@ def truth_gate_step(engine: MemoryEngine) -> Step:
         if not facts.has_source_statement:
             state.notes.append("no expert statement after the question: nothing shared can be stored")
         state.candidates = [c for c in state.candidates if _gate(engine, state, facts, c)]
+        for candidate in state.candidates:
+            _introduce(candidate, facts)
         for fallback in [*residual_fallbacks(state, facts), *answer_fallback(state, facts)]:
             if _gate(engine, state, facts, fallback):
                 state.candidates.append(fallback)

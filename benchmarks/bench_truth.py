@@ -49,7 +49,9 @@ Truth-703..truth-737 are the ``fresh19`` split, written the same way after those
 while writing the initialism, dash, lower-case letter, option-place and dropped-qualifier rules).
 Truth-738..truth-772 are the ``fresh20`` split, written the same way after those (its author was asked for
 abbreviated option names, dashes, qualifiers such as "in women", places such as "(2)" and negative
-questions) and never used to tune anything.
+questions) and used once (then read while writing the session-14 rules: a short answer introduced by its
+question, "rectum" naming "Rectal"). Truth-773..truth-807 are the ``fresh21`` split, written the same way
+after those and never used to tune anything.
 
 Each conversation is built with ``agents.team.build_memories`` (SME source, domain medicine) into a
 FRESH temporary store, with the real model loaded once. Then every memory in the store is read back

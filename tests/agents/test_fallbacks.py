@@ -3,7 +3,14 @@
 from __future__ import annotations
 
 from agents.building import BuildState, Candidate, Turn
-from agents.fallbacks import answer_fallback, clip, expert_words, residual_fallbacks, spelt_out_answer
+from agents.fallbacks import (
+    answer_fallback,
+    clip,
+    expert_words,
+    residual_fallbacks,
+    spelt_out_answer,
+    with_question,
+)
 from agents.truth import evidence
 from memory.models import Category, MemoryType, Source
 
@@ -95,3 +102,44 @@ def test_a_long_question_is_cut_from_its_case_never_from_what_it_asks() -> None:
     spelt = _spelt(question, "A) Itching.", "No, C).", "C) Overstimulation of respiratory centre.")
     assert spelt is not None and "... Not present', the answer is Overstimulation of respiratory centre." in spelt
     assert spelt.startswith("For the question 'A man with a bile duct stricture")
+
+
+ARTERY = "Auriculotemporal nerve encircles which artery? A) Superficial temporal B) Middle meningeal C) Maxillary"
+
+
+def _artery(said: str, question: str = ARTERY) -> BuildState:
+    turns = [
+        Turn(role="sme", content=question),
+        Turn(role="assistant", content="A) Superficial temporal: the nerve runs with it."),
+        Turn(role="sme", content=said),
+        Turn(role="assistant", content="B) Middle meningeal, then."),
+    ]
+    return BuildState(turns, "sme-1", source=Source.SME)
+
+
+def test_a_short_answer_that_does_not_say_what_it_answers_is_introduced_by_the_question() -> None:
+    # session 14, from fresh20's truth-746: "The loop is around the middle meningeal artery." is what the
+    # expert said, but a reader of the shared store cannot tell which loop
+    said = "No. The loop is around the middle meningeal artery."
+    facts = evidence(_artery(said))
+    assert with_question("The loop is around the middle meningeal artery.", facts) == (
+        "On 'Auriculotemporal nerve encircles which artery': The loop is around the middle meningeal artery."
+    )
+    # a sentence with the question's own words already says what it answers
+    topical = "The auriculotemporal nerve encircles the middle meningeal artery."
+    assert with_question(topical, facts) == topical
+
+
+def test_only_a_plain_short_sentence_naming_the_accepted_option_alone_is_introduced() -> None:
+    facts = evidence(_artery("No. The loop is around the middle meningeal artery; the superficial temporal runs behind."))
+    unchanged = [
+        "The loop is around the middle meningeal artery; the superficial temporal runs behind.",  # two options
+        "The superficial temporal runs behind.",  # the rejected option alone: beside the question it reads as the answer
+        "The loop is around the middle meningeal artery, just below the foramen spinosum.",  # more than one plain clause
+        "The loop sits low.",  # no option at all
+    ]
+    assert [with_question(text, facts) for text in unchanged] == unchanged
+    # a negative question's quoted "not" would set the question against the sentence
+    negative = "Which artery does the auriculotemporal nerve not touch? A) Superficial temporal B) Middle meningeal"
+    loop = "The loop is around the middle meningeal artery."
+    assert with_question(loop, evidence(_artery(f"No. {loop}", negative))) == loop

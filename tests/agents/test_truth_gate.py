@@ -205,3 +205,28 @@ def test_the_prompt_s_example_topic_is_refused_even_where_its_words_were_said() 
     assert (verdict.ok, verdict.reason.value) == (False, "copied_example")
     own = "On morning jerks in a teenager, avoid this mistake: answering Atypical absence."
     assert grounding.check(own, MemoryType.LLM_RESPONSE, facts, mistake=True).ok
+
+
+async def test_a_stored_short_answer_carries_its_question(engine: MemoryEngine) -> None:
+    # session 14, from fresh20's truth-755: the expert's short answer is stored with the question it settles,
+    # and the team does not add the spelt-out answer beside it
+    question = "Treatment of choice for mixed urethritis is: A) Ceftriaxone B) Azithromycin 2 g oral single dose"
+    said = "No. Azithromycin 2 g oral single dose covers the mixed infection."
+    turns = [
+        Turn(role="sme", content=question),
+        Turn(role="assistant", content="A) Ceftriaxone."),
+        Turn(role="sme", content=said),
+        Turn(role="assistant", content="B) Azithromycin 2 g oral single dose."),
+    ]
+    replies = [
+        _residual("Azithromycin 2 g oral single dose covers the mixed infection."),
+        _memories("The user asks for the treatment of choice for mixed urethritis."),
+        _response("the treatment of mixed urethritis", "B) Azithromycin 2 g oral single dose"),
+        _checks(1.0, 1.0, 1.0),
+    ]
+    state = BuildState(turns, "sme-1", source=Source.SME, domain="medicine", conversation_id="c-3")
+    await build_memories(engine, ReplayChatCompletionClient(replies), state)
+    shared = [r.text for r in engine.list() if r.type is MemoryType.RESIDUAL]
+    assert shared == [
+        "On 'Treatment of choice for mixed urethritis is': Azithromycin 2 g oral single dose covers the mixed infection."
+    ]

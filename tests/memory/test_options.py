@@ -33,6 +33,11 @@ GLYCOGEN = (
         ("hyperparathyroidism", "hypoparathyroidism", False),
         ("estradiol", "estriol", False),
         ("0.5", "0.05", False),
+        ("rectal", "rectum", True),  # session 14, fresh20's truth-757: "rectum" names option "Rectal"
+        ("sacral", "sacrum", True),
+        ("renal", "renum", False),  # a stem of three letters is too short to tell
+        ("rectal", "rectus", False),  # the muscle, not the rectum
+        ("metal", "meta", False),
     ],
 )
 def test_option_words_are_one_word_despite_endings_and_spelling_not_despite_a_prefix(
