@@ -33,6 +33,7 @@ class GateReason(StrEnum):
     DOMAIN_FACT = "domain_fact"
     SWAPPED_SUBJECT = "swapped_subject"
     MISREPORTED = "misreported"
+    OFF_TOPIC = "off_topic"
 
 
 class GateVerdict(BaseModel):

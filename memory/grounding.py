@@ -43,18 +43,8 @@ user-question memory may report only a question or an agreement the user's turns
 said, in any turn, are not the source's; a sentence's claim must come mostly from one or two source
 sentences; the answer keeps the case the question sets out; a quiz question is not the user's statement.
 fresh13 measured those; its truth-515 and -518 gave the check that a memory does not mix what the source
-said of two options. Session 11, from a replay over every dev split's recorded candidates (the false ones
-the scorer counted right: truth-076, -355, -379, -422, -504, -515), made the pieced-together rule strict: a
-sentence's claim must come almost whole (85 %) from one source sentence, or two naming the same options;
-names are compared without accents. fresh14 measured those; its findings (truth-535, -542, -560, -562)
-gave: an option of two-letter words ("Sv") is named by its text; the expert's turn that opens with the
-chatbot's own pick explains it, it does not accept it; a user memory may not join what the user said
-apart, nor keep a bare option letter ("The user states that D, mate"); a sentence copied from the
-chatbot's turns that no source sentence says is the chatbot's; a sentence that gives a source sentence's
-predicate to another subject (truth-558, and the dev split's truth-182) is refused. fresh15 measured
-those and gave letter forms ("D, mate", "the B one", "the third one"), measured on fresh16. fresh16's
-findings (truth-622, -628, -631, -632), measured on no split yet: a copy of the chatbot's shorthand is the
-chatbot's even when the expert said each word, and a user memory may not copy a chatbot line. The
+said of two options. The rules of sessions 11 to 14, with the conversations each was written from and
+the split that measured it, are listed in CHANGELOG.md. The
 evidence and the verdict are in :mod:`memory.gate_terms`.
 """
 
@@ -68,6 +58,7 @@ from memory.models import MemoryType
 from memory.option_gate import (
     accepted_option,
     answer_without_topic,
+    filed_elsewhere,
     known_answers,
     option_check,
     rejected_answer_copy,
@@ -246,6 +237,10 @@ def _useless(text: str, memory_type: MemoryType, evidence: Evidence) -> GateVerd
     return None
 
 
+def _filed_elsewhere(text: str, memory_type: MemoryType, evidence: Evidence) -> GateVerdict | None:
+    return filed_elsewhere(text, evidence) if memory_type is MemoryType.LLM_RESPONSE else None
+
+
 def _rejected_answer(text: str, memory_type: MemoryType, evidence: Evidence) -> GateVerdict | None:
     """The chatbot's rejected answer, copied or said in other words (what a user asked may use any words)."""
     copied = rejected_answer_copy(text, evidence)
@@ -269,7 +264,9 @@ def check(text: str, memory_type: MemoryType, evidence: Evidence, *, mistake: bo
     if first is not None:
         return first
     mistake = mistake and bool(_MISTAKE.search(text))  # only a memory worded as a mistake may name one
-    unsaid = _unsaid(text, _allowed(memory_type, evidence, mistake), evidence)
+    unsaid = _unsaid(text, _allowed(memory_type, evidence, mistake), evidence) or _filed_elsewhere(
+        text, memory_type, evidence
+    )
     if unsaid is not None:
         return unsaid
     if mistake:

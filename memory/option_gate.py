@@ -77,6 +77,30 @@ def answer_without_topic(text: str, evidence: Evidence) -> bool:
     return len(rest) < 2 or (bool(case) and rest <= stemset(parts) and not rest & case)
 
 
+# the topic an LLM-response memory is filed under ("For <topic>, the accepted answer is ...", "On <topic>: ...",
+# "On <topic>, avoid this mistake: ...", as agents.schemas composes them)
+_FILED = re.compile(r"^(?:For|On) (?P<topic>.+?)(?:, the accepted answer is |, avoid this mistake: |: )")
+
+
+def filed_elsewhere(text: str, evidence: Evidence) -> GateVerdict | None:
+    """A memory filed under a topic the question neither asks nor offers is refused.
+
+    "On the location of the foramen caecum, avoid this mistake: ..." for "The lateral lingual swellings and
+    tuberculum impar give rise to: ...": the foramen caecum came up in the talk, but a later reader looks the
+    mistake up under a question nobody asked. A topic shares one content word at least with the question's
+    stem or its options.
+    """
+    found = _FILED.match(text)
+    asked = set(stems(question_stem(evidence.question))) | stemset(parse_options(evidence.question).values())
+    if found is None or not asked:
+        return None
+    topic = found.group("topic")
+    if set(stems(topic)) & asked:
+        return None
+    detail = f"filed under {topic!r}, which the question neither asks nor offers"
+    return GateVerdict(ok=False, reason=GateReason.OFF_TOPIC, detail=detail)
+
+
 def says_nothing_new(text: str, evidence: Evidence) -> bool:
     """A memory that names no option and adds under two content words to the question's own.
 

@@ -26,7 +26,8 @@ _LETTER_REFS = (
     re.compile(r"\b(?:[Ii]t'?s|[Ii]t is|[Pp]ick|[Cc]hoose|[Gg]o with)\s+\(?([A-E])\b(?![a-z'])"),
     # a lower-case letter that ends the turn after "it's": "wrong one. it's c"
     re.compile(r"\b(?:[Ii]t'?s|[Ii]t is|[Ii]ts)\s+\(?([a-e])\)?\s*[.!]?\s*$"),
-    re.compile(r"^\s*(?:[Nn]o|[Yy]es)?[,.!\s]*\(?([A-Ea-e])\)?\s*[.!]?\s*$"),  # a whole turn: "c", "(C)"
+    # a whole turn: "c", "(C)", "no — d"
+    re.compile(r"^\s*(?:[Nn]o|[Yy]es)?[,.!\s\u2013\u2014-]*\(?([A-Ea-e])\)?\s*[.!]?\s*$"),
     # a clause that opens with the letter and calls it right: "C is correct", "B is the one"
     re.compile(r"^\s*\(?([A-E])\)?\s+is\s+(?:the\s+)?(?:correct|right|true|answer|one)\b"),
     # the letter as an adjective, or alone with one word after it: "it's the B one", "D, mate."
@@ -119,7 +120,7 @@ def alike(a: str, b: str) -> bool:
 
 
 def _adjective_of(adjective: str, noun: str) -> bool:
-    """"rectal" of "rectum", "sacral" of "sacrum", "dorsal" of "dorsum": a Latin noun's "-al" adjective.
+    """Whether ``adjective`` is the "-al" adjective of a Latin noun: "rectal" of "rectum", "sacral" of "sacrum".
 
     Only for a stem of ADJECTIVE_STEM letters or more, where the shared-prefix rule (five letters) cannot
     see them as one word; and only for "-um" nouns ("rectus" is a muscle, not the rectum).

@@ -131,11 +131,12 @@ def test_a_short_answer_that_does_not_say_what_it_answers_is_introduced_by_the_q
 
 
 def test_only_a_plain_short_sentence_naming_the_accepted_option_alone_is_introduced() -> None:
-    facts = evidence(_artery("No. The loop is around the middle meningeal artery; the superficial temporal runs behind."))
+    both = "The loop is around the middle meningeal artery; the superficial temporal runs behind."
+    facts = evidence(_artery(f"No. {both}"))
     unchanged = [
-        "The loop is around the middle meningeal artery; the superficial temporal runs behind.",  # two options
-        "The superficial temporal runs behind.",  # the rejected option alone: beside the question it reads as the answer
-        "The loop is around the middle meningeal artery, just below the foramen spinosum.",  # more than one plain clause
+        both,  # two options
+        "The superficial temporal runs behind.",  # the rejected option alone would read as the question's answer
+        "The loop is around the middle meningeal artery, below the foramen spinosum.",  # more than one plain clause
         "The loop sits low.",  # no option at all
     ]
     assert [with_question(text, facts) for text in unchanged] == unchanged

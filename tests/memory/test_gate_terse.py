@@ -3,7 +3,8 @@
 "That is not right. The correct answer is B) ..." rejects the chatbot's pick as the answer and says
 nothing else of it; a negative question's answer is the option that lacks what the question names.
 Written from the held-out run's store (session 12), fresh18's truth-680, -689 and -701, fresh19's truth-712,
--717 and -731 and fresh20's truth-749, each in other words.
+-717 and -731 and fresh20's truth-749, each in other words; and session 14's check that an LLM-response memory
+is filed under the question's topic (fresh20's truth-771).
 """
 
 from __future__ import annotations
@@ -142,6 +143,10 @@ def test_a_dash_ends_a_negation_and_a_lower_case_letter_ends_a_verdict() -> None
     assert answers(["wrong one. it's c"], ["A) Renal failure."], options, ["C) Myocardial infarction."]).accepted == {
         "C"
     }
+    # session 14, from fresh21's truth-787: a whole turn of "no", a dash and a letter
+    for turn in ("no — c", "No - C.", "no – c"):
+        assert answers([turn], ["A) Renal failure."], options, ["C) Myocardial infarction."]).accepted == {"C"}, turn
+    assert answers(["no —"], ["A) Renal failure."], options, ["C) Myocardial infarction."]).accepted == set()
 
 
 def test_an_option_called_by_its_place_is_refused() -> None:
@@ -166,3 +171,24 @@ def test_the_closing_picks_which_of_the_options_the_expert_spoke_for_is_the_answ
         "Vancomycin goes by the kidney. The one that needs no renal dose change at all is the CCB. Gentamicin needs it."
     ]
     assert answers(said, ["B) Vancomycin."], options, ["C) Calcium channel blocker."], negative=True).accepted == {"C"}
+
+
+def test_an_llm_response_memory_is_filed_under_the_question_s_topic() -> None:
+    # session 14, from fresh20's truth-771: the expert mentioned a landmark near the answer, and the model
+    # filed the rejected answer under that landmark, a question nobody asked
+    evidence = rejected_then_accepted(
+        "The lateral lingual swellings give rise to: A) Anterior 2/3 of tongue B) Posterior 1/3 of tongue",
+        "B) Posterior 1/3 of tongue. They lie near the foramen caecum, at the back.",
+        ["The foramen caecum marks the boundary, not the back. The swellings form the anterior two-thirds."],
+        "A) Anterior 2/3 of tongue.",
+    )
+    elsewhere = "On the location of the foramen caecum, avoid this mistake: answering Posterior 1/3 of tongue."
+    verdict = check(elsewhere, L, evidence, mistake=True)
+    assert (verdict.ok, verdict.reason) == (False, GateReason.OFF_TOPIC), verdict
+    assert "'the location of the foramen caecum'" in verdict.detail
+    filed = "On what the lateral lingual swellings form, avoid this mistake: answering Posterior 1/3 of tongue."
+    assert check(filed, L, evidence, mistake=True).ok
+    assert check("For the lateral lingual swellings, the accepted answer is Anterior 2/3 of tongue.", L, evidence).ok
+    # a topic named by an option's words is the question's too; a residual memory has no topic to file
+    assert check("For the tongue, the accepted answer is Anterior 2/3 of tongue.", L, evidence).ok
+    assert check("The foramen caecum marks the boundary, not the back.", R, evidence).ok
