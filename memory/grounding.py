@@ -57,6 +57,7 @@ from memory.gate_terms import UNSAID_SHARE, Evidence, GateReason, GateVerdict, e
 from memory.models import MemoryType
 from memory.option_gate import (
     accepted_option,
+    answer_drawn_from_elsewhere,
     answer_without_topic,
     filed_elsewhere,
     known_answers,
@@ -351,6 +352,9 @@ def _borrowed(text: str, evidence: Evidence, source: Sequence[str]) -> GateVerdi
     scattered = pieced_together(text, evidence, source)
     if scattered is not None:
         detail = f"pieced together from words the source said apart: {scattered!r}"
+        return GateVerdict(ok=False, reason=GateReason.UNSAID, detail=detail)
+    if (premise := answer_drawn_from_elsewhere(text, evidence)) is not None:
+        detail = f"draws the answer from a premise that is not about the question: {premise!r}"
         return GateVerdict(ok=False, reason=GateReason.UNSAID, detail=detail)
     return None
 

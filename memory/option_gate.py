@@ -101,6 +101,27 @@ def filed_elsewhere(text: str, evidence: Evidence) -> GateVerdict | None:
     return GateVerdict(ok=False, reason=GateReason.OFF_TOPIC, detail=detail)
 
 
+# "<premise>, so for <what the question asks> the right option is <option>", the extractor's answer sentence
+_DRAWN = re.compile(r"^(?P<premise>.+?),\s+so for .+? the (?:right|correct) (?:option|answer) is ", re.IGNORECASE)
+
+
+def answer_drawn_from_elsewhere(text: str, evidence: Evidence) -> str | None:
+    """The premise of an answer sentence that is not about the question, if it is not.
+
+    "Nickel titanium is the first wire we use for aligning, so for the most elastic wire the right option is
+    nickel titanium": the expert said the wire is used first because it is the most elastic, and the memory
+    draws the answer from the consequence. A premise that gives the answer says so in the question's words
+    (two of them at least, or all if it has fewer): "Hepcidin is the master switch for iron metabolism, so
+    for ..." answers "regulator of iron metabolism".
+    """
+    found = _DRAWN.match(text.strip())
+    asked = set(stems(question_stem(evidence.question)))
+    if found is None or not asked:
+        return None
+    premise = found.group("premise")
+    return None if len(asked & set(stems(premise))) >= min(2, len(asked)) else premise
+
+
 def says_nothing_new(text: str, evidence: Evidence) -> bool:
     """A memory that names no option and adds under two content words to the question's own.
 

@@ -192,3 +192,20 @@ def test_an_llm_response_memory_is_filed_under_the_question_s_topic() -> None:
     # a topic named by an option's words is the question's too; a residual memory has no topic to file
     assert check("For the tongue, the accepted answer is Anterior 2/3 of tongue.", L, evidence).ok
     assert check("The foramen caecum marks the boundary, not the back.", R, evidence).ok
+
+
+def test_an_answer_drawn_from_a_premise_not_about_the_question_is_refused() -> None:
+    # session 14, from fresh21's truth-806: the expert said the wire is used first because it is the most
+    # elastic; the memory drew the answer from the consequence
+    evidence = rejected_then_accepted(
+        "Which suture is the most elastic? A) Silk B) Nylon C) Polypropylene",
+        "A) Silk. It is soft and handles well.",
+        ["Polypropylene is the most elastic suture here. That's why we use it for running skin closure."],
+        "C) Polypropylene.",
+    )
+    answer = "so for the most elastic suture the right option is Polypropylene."
+    verdict = check(f"Polypropylene is what we use for running skin closure, {answer}", R, evidence)
+    assert (verdict.ok, verdict.reason) == (False, GateReason.UNSAID), verdict
+    assert "premise" in verdict.detail
+    # a premise in the question's words gives the answer
+    assert check(f"Polypropylene is the most elastic suture here, {answer}", R, evidence).ok
