@@ -17,11 +17,11 @@ from pydantic import BaseModel, ConfigDict
 from memory.option_names import spell_initials
 from memory.wording import CHUNK, fold, normal, positive_text, sentences, short_words, words
 
-_OPTION = re.compile(r"(?<![A-Za-z0-9])\(?([A-Ea-e])\)\s+(.+?)(?=\s+\(?[A-Ea-e]\)\s|$)")
+_OPTION = re.compile(r"(?<![A-Za-z0-9°º])\(?([A-Ea-e])\)\s+(.+?)(?=\s+\(?[A-Ea-e]\)\s|$)")
 _ASIDE = re.compile(r"\(([^()]*)\)")
 _NEGATIVE = re.compile(r"\b(?:not|NOT|Not|except|EXCEPT|Except|(?<!\b[Aa]t\s)[Ll]east\s+[a-z]+)\b|n't\b")
 _LETTER_REFS = (
-    re.compile(r"(?<![A-Za-z0-9])\(?([A-Ea-e])\)"),  # not a stage's letter: "(T4d)"
+    re.compile(r"(?<![A-Za-z0-9°º])\(?([A-Ea-e])\)"),  # not a stage's letter "(T4d)", nor "(at 20°C)"
     re.compile(r"\b(?:[Aa]nswer|[Oo]ption|[Cc]hoice)(?:'s|’s)?\s*(?:is|:|-|=)?\s*\(?([A-E])\b(?![a-z'])"),
     re.compile(r"\b(?:[Ii]t'?s|[Ii]t is|[Pp]ick|[Cc]hoose|[Gg]o with)\s+\(?([A-E])\b(?![a-z'])"),
     # a lower-case letter that ends the turn after "it's": "wrong one. it's c"

@@ -209,3 +209,15 @@ def test_an_answer_drawn_from_a_premise_not_about_the_question_is_refused() -> N
     assert "premise" in verdict.detail
     # a premise in the question's words gives the answer
     assert check(f"Polypropylene is the most elastic suture here, {answer}", R, evidence).ok
+
+
+def test_a_temperature_in_brackets_is_no_option_letter() -> None:
+    # session 14, from fresh22's truth-823: "(243 vs 238 mmHg at 20°C)" read as the letter C, so the rejected
+    # option was taken for the accepted one and stored as "the accepted answer"
+    options = parse_options(
+        "A vaporizer resembles its agent in: A) Molecular weight B) Oil gas coefficient C) Blood gas coefficient "
+        "D) Vapor pressure"
+    )
+    said = ["Nope. It is set for the vapor pressure, so agents of equal pressure (240 mmHg at 20°C) swap."]
+    found = answers(said, ["C) Blood gas coefficient. Uptake."], options, ["Thanks."])
+    assert (found.accepted, found.rejected) == ({"D"}, {"C"})
