@@ -44,8 +44,7 @@ said, in any turn, are not the source's; a sentence's claim must come mostly fro
 sentences; the answer keeps the case the question sets out; a quiz question is not the user's statement.
 fresh13 measured those; its truth-515 and -518 gave the check that a memory does not mix what the source
 said of two options. The rules of sessions 11 to 14, with the conversations each was written from and
-the split that measured it, are listed in CHANGELOG.md. The
-evidence and the verdict are in :mod:`memory.gate_terms`.
+the split that measured it, are in CHANGELOG.md. The evidence and the verdict are in :mod:`memory.gate_terms`.
 """
 
 from __future__ import annotations
@@ -102,6 +101,8 @@ MODEL_WORDS = 2  # chatbot-only words that make a memory a repeat of the chatbot
 # a user-question memory with no content word but these is a bare stance ("the user disagrees")
 _STANCE = frozenset(stems("agree disagree accept reject correct incorrect wrong right confirm object dispute doubt"))
 
+# how often or how much: a memory may not add one the source did not say (session 14, fresh22's truth-819)
+_DEGREE = frozenset(stems("rare rarely uncommon common usually often seldom frequent always least worst"))
 _ASKING = re.compile(r"\b(?:ask|asks|asked|asking|question|questions|wonders|wondered|wants to know)\b", re.I)
 _REPORT = re.compile(r"\b(?:user|expert|sme)\b", re.IGNORECASE)  # a memory that reports what someone said
 _MISTAKE = re.compile(r"\b(?:avoid|mistake|wrong|incorrect|not)\b", re.IGNORECASE)
@@ -185,7 +186,7 @@ def _unsaid(text: str, allowed: Sequence[str], evidence: Evidence) -> GateVerdic
     words = stems(text)
     pool = stemset(allowed)
     foreign = [w for w in dict.fromkeys(words) if w not in pool]
-    numbers = [w for w in foreign if w[0].isdigit()]
+    numbers = [w for w in foreign if w[0].isdigit() or w in _DEGREE]  # "a rare condition": said exactly, or not
     if not words or (not numbers and len(foreign) <= UNSAID_SHARE * len(set(words))):
         return None
     everything = stemset([evidence.question, *evidence.user_said, *evidence.model_said, evidence.reference])
@@ -199,7 +200,7 @@ def _unsaid(text: str, allowed: Sequence[str], evidence: Evidence) -> GateVerdic
         return GateVerdict(
             ok=False, reason=GateReason.MODEL_WORDS, detail="the chatbot's words, not the source's", unsupported=foreign
         )
-    what = "numbers" if numbers else "words"
+    what = "numbers or degree words" if numbers else "words"
     return GateVerdict(ok=False, reason=GateReason.UNSAID, detail=f"{what} nobody said", unsupported=foreign)
 
 

@@ -388,7 +388,12 @@ def unletter(text: str, options: dict[str, str]) -> str:
         escaped = re.escape(option)
         text = re.sub(rf"(?<![A-Za-z0-9])\(?{letter}\)\s*(?={escaped})", "", text, flags=re.IGNORECASE)
         text = re.sub(rf"(?<![A-Za-z0-9])\(?{letter}\)(?!\s*[A-Za-z0-9])", option, text, flags=re.IGNORECASE)
-        text = re.sub(rf"\b(answer|option|choice)(\s+is|:)?\s+\(?{letter}\)?(?![A-Za-z0-9'])", rf"\1\2 {option}", text)
+        # "the answer is A" spelt out, but not "the answer is A child with ..." (the option's own first word)
+        text = re.sub(
+            rf"\b(answer|option|choice)(\s+is|:)?\s+(?!{escaped})\(?{letter}\)?(?![A-Za-z0-9'])",
+            lambda m, option=option: f"{m.group(1)}{m.group(2) or ''} {option}",
+            text,
+        )
     return " ".join(text.split())
 
 

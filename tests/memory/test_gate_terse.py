@@ -14,7 +14,7 @@ import pytest
 from memory.grounding import Evidence, GateReason, check
 from memory.models import MemoryType
 from memory.option_gate import known_answers
-from memory.options import answers, negative_question, parse_options
+from memory.options import answers, negative_question, parse_options, unletter
 from tests.memory.corrections import rejected_then_accepted
 
 R, Q, L = MemoryType.RESIDUAL, MemoryType.USER_QUESTION, MemoryType.LLM_RESPONSE
@@ -221,3 +221,30 @@ def test_a_temperature_in_brackets_is_no_option_letter() -> None:
     said = ["Nope. It is set for the vapor pressure, so agents of equal pressure (240 mmHg at 20°C) swap."]
     found = answers(said, ["C) Blood gas coefficient. Uptake."], options, ["Thanks."])
     assert (found.accepted, found.rejected) == ({"D"}, {"C"})
+
+
+def test_an_option_that_opens_with_a_capital_a_is_not_spelt_out_twice() -> None:
+    # session 14, from fresh22's truth-828: "the answer is A child with airway obstruction" read "A" as a letter
+    # and became "the answer is A child with airway obstruction child with airway obstruction"
+    options = parse_options("Whom do you attend first? A) A child with airway obstruction B) A child with shock")
+    spelt = "For the question 'Whom do you attend first', the answer is A child with airway obstruction."
+    assert unletter(spelt, options) == spelt
+    assert unletter("The answer is A) A child with airway obstruction.", options) == (
+        "The answer is A child with airway obstruction."
+    )
+    assert unletter("The answer is B.", options) == "The answer is A child with shock."
+
+
+def test_a_memory_may_not_add_how_rare_or_common_something_is() -> None:
+    # session 14, from fresh22's truth-819: "Cauda equina syndrome is a rare condition that ..." (nobody said rare)
+    evidence = rejected_then_accepted(
+        "Back pain with urinary incontinence after a disc prolapse? A) Bone metastasis B) Cauda equina syndrome",
+        "A) Bone metastasis.",
+        ["No. A central disc prolapse presses on the cauda equina: back pain, bladder trouble, saddle anaesthesia."],
+        "B) Cauda equina syndrome.",
+    )
+    rare = "Cauda equina syndrome is a rare condition with back pain, bladder trouble and saddle anaesthesia."
+    verdict = check(rare, R, evidence)
+    assert (verdict.ok, verdict.reason) == (False, GateReason.UNSAID), verdict
+    assert "rare" in verdict.unsupported
+    assert check("Cauda equina syndrome gives back pain, bladder trouble and saddle anaesthesia.", R, evidence).ok
