@@ -1,11 +1,13 @@
-"""How a text names an option besides its words and letter: an option's capital initialism ("CEP").
+"""How a text names an option besides its exact words: alike words, and an option's initialism ("CEP").
 
-Used by :func:`memory.options.named_options` (session 13, from fresh19's truth-728, where the expert said
-"CEP" for "Congenital erythropoetic porphyria"). Pure and deterministic.
+Words are alike despite endings and spellings. Used by :func:`memory.options.named_options` (initialisms:
+session 13, from fresh19's truth-728, where the expert said "CEP" for "Congenital erythropoetic porphyria";
+"-al" adjectives: session 14, fresh20's truth-757, "rectum" for "Rectal"). Pure and deterministic.
 """
 
 from __future__ import annotations
 
+import difflib
 import functools
 import re
 
@@ -41,3 +43,42 @@ def spell_initials(text: str, options: dict[str, str]) -> str:
     for pattern, option in _initials(tuple(options.items())):
         text = pattern.sub(option, text)
     return text
+
+
+# two words are one when they share their first PREFIX letters and neither has more than SLACK after them:
+# "phosphorylated" is "phosphorylase", "hydroxylase" "hydroxylation", but "arthrography" is not
+# "arthroscopy" (cut to five letters, both were "arthr"), nor "osteoma" "osteosarcoma", nor "auricular"
+# "auriculotemporal"; or when, spelt the American way, they share their first STEM letters and differ by
+# little more than a spelling ("papilloedema" and "papilledema", "arteriolosclerosis" and
+# "arteriosclerosis"), while "hypothyroidism" is not "hyperthyroidism" nor "estriol" "estradiol"; numbers
+# must be equal
+PREFIX, SLACK = 5, 4
+ADJECTIVE_STEM = 4
+STEM, SPELLING = 6, 0.9
+_BRITISH = re.compile(r"(?<=[a-z])[ao]e|^oe")
+
+
+@functools.lru_cache(maxsize=65536)
+def alike(a: str, b: str) -> bool:
+    """Whether two words (of :func:`memory.wording.words`) are one word for naming options."""
+    if a == b:
+        return True
+    if a[0].isdigit() or b[0].isdigit():
+        return False
+    a, b = _BRITISH.sub("e", a), _BRITISH.sub("e", b)
+    shared = next((i for i, (x, y) in enumerate(zip(a, b, strict=False)) if x != y), min(len(a), len(b)))
+    if shared >= PREFIX and max(len(a), len(b)) - shared <= SLACK:
+        return True
+    if _adjective_of(a, b) or _adjective_of(b, a):
+        return True
+    return shared >= STEM and difflib.SequenceMatcher(None, a, b).ratio() >= SPELLING
+
+
+def _adjective_of(adjective: str, noun: str) -> bool:
+    """Whether ``adjective`` is the "-al" adjective of a Latin noun: "rectal" of "rectum", "sacral" of "sacrum".
+
+    Only for a stem of ADJECTIVE_STEM letters or more, where the shared-prefix rule (five letters) cannot
+    see them as one word; and only for "-um" nouns ("rectus" is a muscle, not the rectum).
+    """
+    stem = adjective[:-2]
+    return adjective.endswith("al") and len(stem) >= ADJECTIVE_STEM and noun == f"{stem}um"

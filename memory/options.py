@@ -6,7 +6,6 @@ roles): ``answers`` takes the expert's statements and the chatbot's replies sepa
 
 from __future__ import annotations
 
-import difflib
 import functools
 import itertools
 import re
@@ -14,7 +13,7 @@ from collections.abc import Sequence
 
 from pydantic import BaseModel, ConfigDict
 
-from memory.option_names import spell_initials
+from memory.option_names import alike, spell_initials
 from memory.wording import CHUNK, fold, normal, positive_text, sentences, short_words, words
 
 _OPTION = re.compile(r"(?<![A-Za-z0-9°º])\(?([A-Ea-e])\)\s+(.+?)(?=\s+\(?[A-Ea-e]\)\s|$)")
@@ -88,45 +87,6 @@ def letters_named(text: str, options: dict[str, str] | None = None) -> set[str]:
         found.add(max(options))
     found |= {_NUMBER.get(m.group(1).lower(), "E") for m in _NUMBERED.finditer(text)}
     return found | {_ORDER[m.group(1).lower()] for m in _ORDINAL.finditer(text)}
-
-
-# two words are one when they share their first PREFIX letters and neither has more than SLACK after them:
-# "phosphorylated" is "phosphorylase", "hydroxylase" "hydroxylation", but "arthrography" is not
-# "arthroscopy" (cut to five letters, both were "arthr"), nor "osteoma" "osteosarcoma", nor "auricular"
-# "auriculotemporal"; or when, spelt the American way, they share their first STEM letters and differ by
-# little more than a spelling ("papilloedema" and "papilledema", "arteriolosclerosis" and
-# "arteriosclerosis"), while "hypothyroidism" is not "hyperthyroidism" nor "estriol" "estradiol"; numbers
-# must be equal
-PREFIX, SLACK = 5, 4
-ADJECTIVE_STEM = 4
-STEM, SPELLING = 6, 0.9
-_BRITISH = re.compile(r"(?<=[a-z])[ao]e|^oe")
-
-
-@functools.lru_cache(maxsize=65536)
-def alike(a: str, b: str) -> bool:
-    """Whether two words (of :func:`memory.wording.words`) are one word for naming options."""
-    if a == b:
-        return True
-    if a[0].isdigit() or b[0].isdigit():
-        return False
-    a, b = _BRITISH.sub("e", a), _BRITISH.sub("e", b)
-    shared = next((i for i, (x, y) in enumerate(zip(a, b, strict=False)) if x != y), min(len(a), len(b)))
-    if shared >= PREFIX and max(len(a), len(b)) - shared <= SLACK:
-        return True
-    if _adjective_of(a, b) or _adjective_of(b, a):
-        return True
-    return shared >= STEM and difflib.SequenceMatcher(None, a, b).ratio() >= SPELLING
-
-
-def _adjective_of(adjective: str, noun: str) -> bool:
-    """Whether ``adjective`` is the "-al" adjective of a Latin noun: "rectal" of "rectum", "sacral" of "sacrum".
-
-    Only for a stem of ADJECTIVE_STEM letters or more, where the shared-prefix rule (five letters) cannot
-    see them as one word; and only for "-um" nouns ("rectus" is a muscle, not the rectum).
-    """
-    stem = adjective[:-2]
-    return adjective.endswith("al") and len(stem) >= ADJECTIVE_STEM and noun == f"{stem}um"
 
 
 def _found(mine: set[str], said: set[str]) -> set[str]:
@@ -391,10 +351,15 @@ def unletter(text: str, options: dict[str, str]) -> str:
         # "the answer is A" spelt out, but not "the answer is A child with ..." (the option's own first word)
         text = re.sub(
             rf"\b(answer|option|choice)(\s+is|:)?\s+(?!{escaped})\(?{letter}\)?(?![A-Za-z0-9'])",
-            lambda m, option=option: f"{m.group(1)}{m.group(2) or ''} {option}",
+            functools.partial(_spelt, option),
             text,
         )
     return " ".join(text.split())
+
+
+def _spelt(option: str, found: re.Match[str]) -> str:
+    """The matched "answer is" (or "option:") followed by the option's text in place of its letter."""
+    return f"{found.group(1)}{found.group(2) or ''} {option}"
 
 
 # an option called by its letter that the spelling-out above left: "which includes both options B and C"

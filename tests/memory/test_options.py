@@ -6,7 +6,8 @@ import pytest
 
 from memory.grounding import Evidence, GateReason, accepted_option, check
 from memory.models import MemoryType
-from memory.options import alike, named_options, parse_options
+from memory.option_names import alike
+from memory.options import named_options, parse_options
 
 R = MemoryType.RESIDUAL
 
