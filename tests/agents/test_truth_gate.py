@@ -47,6 +47,16 @@ def _checks(*scores: float) -> str:
     return json.dumps({"checks": [{"n": n, "score": s} for n, s in enumerate(scores, 1)]})
 
 
+def _turns(question: str, *said: str) -> list[Turn]:
+    """The expert's question, then the chatbot and the expert in turn."""
+    return [Turn(role="sme" if i % 2 == 0 else "assistant", content=c) for i, c in enumerate([question, *said])]
+
+
+def _replies(residual: str, user: str, response: tuple[str, str]) -> list[str]:
+    """The three extractors' replies, then a fact check that confirms all three memories."""
+    return [_residual(residual), _memories(user), _response(*response), _checks(1.0, 1.0, 1.0)]
+
+
 async def test_the_demo_failures_are_refused_and_the_experts_words_kept(engine: MemoryEngine) -> None:
     replies = [
         # the chatbot's rejected answer, and a sentence nobody said
@@ -147,19 +157,18 @@ async def test_the_gate_asks_the_knowledge_base_and_the_fact_check_gets_the_pass
 
 async def test_brackets_the_prompt_quoted_come_back_as_the_expert_wrote_them(engine: MemoryEngine) -> None:
     question = "In sleep apnea syndrome, the AHI for mild sleep apnea is: A) >5 B) >15 C) >10 D) >30"
-    turns = [
-        Turn(role="sme", content=question),
-        Turn(role="assistant", content="Mild sleep apnoea begins at B) >15 events an hour."),
-        Turn(role="sme", content="No, it's A. Mild sleep apnea starts at an AHI above 5 events an hour."),
-        Turn(role="assistant", content="Thank you, the answer is A) >5."),
-    ]
-    replies = [
-        # the transcript reached the model with its brackets quoted (">" as "›"), and the model copied them
-        _residual("Mild sleep apnea starts at an AHI ›5 events an hour."),
-        _memories("The user asks for the AHI of mild sleep apnea."),
-        _response("mild sleep apnea", "A) ›5"),
-        _checks(1.0, 1.0, 1.0),
-    ]
+    turns = _turns(
+        question,
+        "Mild sleep apnoea begins at B) >15 events an hour.",
+        "No, it's A. Mild sleep apnea starts at an AHI above 5 events an hour.",
+        "Thank you, the answer is A) >5.",
+    )
+    # the transcript reached the model with its brackets quoted (">" as "›"), and the model copied them
+    replies = _replies(
+        "Mild sleep apnea starts at an AHI ›5 events an hour.",
+        "The user asks for the AHI of mild sleep apnea.",
+        ("mild sleep apnea", "A) ›5"),
+    )
     state = BuildState(turns, "sme-1", source=Source.SME, domain="medicine")
     await build_memories(engine, ReplayChatCompletionClient(replies), state)
     texts = {r.text for r in engine.list()}
@@ -212,18 +221,12 @@ async def test_a_stored_short_answer_carries_its_question(engine: MemoryEngine) 
     # and the team does not add the spelt-out answer beside it
     question = "Treatment of choice for mixed urethritis is: A) Ceftriaxone B) Azithromycin 2 g oral single dose"
     said = "No. Azithromycin 2 g oral single dose covers the mixed infection."
-    turns = [
-        Turn(role="sme", content=question),
-        Turn(role="assistant", content="A) Ceftriaxone."),
-        Turn(role="sme", content=said),
-        Turn(role="assistant", content="B) Azithromycin 2 g oral single dose."),
-    ]
-    replies = [
-        _residual("Azithromycin 2 g oral single dose covers the mixed infection."),
-        _memories("The user asks for the treatment of choice for mixed urethritis."),
-        _response("the treatment of mixed urethritis", "B) Azithromycin 2 g oral single dose"),
-        _checks(1.0, 1.0, 1.0),
-    ]
+    turns = _turns(question, "A) Ceftriaxone.", said, "B) Azithromycin 2 g oral single dose.")
+    replies = _replies(
+        "Azithromycin 2 g oral single dose covers the mixed infection.",
+        "The user asks for the treatment of choice for mixed urethritis.",
+        ("the treatment of mixed urethritis", "B) Azithromycin 2 g oral single dose"),
+    )
     state = BuildState(turns, "sme-1", source=Source.SME, domain="medicine", conversation_id="c-3")
     await build_memories(engine, ReplayChatCompletionClient(replies), state)
     shared = [r.text for r in engine.list() if r.type is MemoryType.RESIDUAL]
