@@ -346,8 +346,8 @@ def unletter(text: str, options: dict[str, str]) -> str:
         return text
     for letter, option in options.items():
         escaped = re.escape(option)
-        text = re.sub(rf"(?<![A-Za-z0-9])\(?{letter}\)\s*(?={escaped})", "", text, flags=re.IGNORECASE)
-        text = re.sub(rf"(?<![A-Za-z0-9])\(?{letter}\)(?!\s*[A-Za-z0-9])", option, text, flags=re.IGNORECASE)
+        text = re.sub(rf"(?<![A-Za-z0-9°º])\(?{letter}\)\s*(?={escaped})", "", text, flags=re.IGNORECASE)
+        text = re.sub(rf"(?<![A-Za-z0-9°º])\(?{letter}\)(?!\s*[A-Za-z0-9])", option, text, flags=re.IGNORECASE)
         # "the answer is A" spelt out, but not "the answer is A child with ..." (the option's own first word)
         text = re.sub(
             rf"\b(answer|option|choice)(\s+is|:)?\s+(?!{escaped})\(?{letter}\)?(?![A-Za-z0-9'])",

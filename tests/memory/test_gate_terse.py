@@ -221,6 +221,8 @@ def test_a_temperature_in_brackets_is_no_option_letter() -> None:
     said = ["Nope. It is set for the vapor pressure, so agents of equal pressure (240 mmHg at 20°C) swap."]
     found = answers(said, ["C) Blood gas coefficient. Uptake."], options, ["Thanks."])
     assert (found.accepted, found.rejected) == ({"D"}, {"C"})
+    kept = "Agents swap when their pressures match (240 mmHg at 20°C)."
+    assert unletter(kept, options) == kept
 
 
 def test_an_option_that_opens_with_a_capital_a_is_not_spelt_out_twice() -> None:
