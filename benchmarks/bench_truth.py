@@ -51,10 +51,12 @@ Truth-738..truth-772 are the ``fresh20`` split, written the same way after those
 abbreviated option names, dashes, qualifiers such as "in women", places such as "(2)" and negative
 questions) and used once (then read while writing the session-14 rules: a short answer introduced by its
 question, "rectum" naming "Rectal"). Truth-773..truth-807 are the ``fresh21`` split, written the same way
-after those and used once (then read while writing the letter verdict "no — d"; its
+after those and used once (then read while writing the letter verdict "no — d" and the drawn-premise rule; its
 keywords were made consistent with the scorer's tests after its run, which was then re-scored).
-Truth-808..truth-842 are the ``fresh22`` split, written the same way after those and never used to tune
-anything.
+Truth-808..truth-842 are the ``fresh22`` split, written the same way after those and used once (then read
+while writing the temperature-letter, capital-A and degree-word rules). Truth-843..truth-856 are the
+``fresh23`` split, 14 conversations (two per style) written the same way after those, away from the
+held-out scenario's rows too, and never used to tune anything.
 
 Each conversation is built with ``agents.team.build_memories`` (SME source, domain medicine) into a
 FRESH temporary store, with the real model loaded once. Then every memory in the store is read back

@@ -227,7 +227,7 @@ def test_data_size_styles_and_splits(conversations: list[dict[str, Any]]) -> Non
     # 001-020 were written as the dev split; 021 and 023 moved there after their results were read while
     # the truth gate was being tuned (a number is never reported on the data it was tuned on)
     assert dev == [f"truth-{n:03d}" for n in range(1, 21)] + ["truth-021", "truth-023"]
-    splits = ("dev", "test", "fresh", *(f"fresh{n}" for n in range(2, 23)))
+    splits = ("dev", "test", "fresh", *(f"fresh{n}" for n in range(2, 24)))
     assert {c["split"] for c in conversations} == set(splits)
     for split in splits:
         assert {c["style"] for c in conversations if c["split"] == split} == STYLES, split
@@ -272,8 +272,10 @@ def test_data_size_styles_and_splits(conversations: list[dict[str, Any]]) -> Non
     assert [c["id"] for c in conversations if c["split"] == "fresh20"] == [f"truth-{n:03d}" for n in range(738, 773)]
     # fresh21 (773-807) was written the same way after those and used once
     assert [c["id"] for c in conversations if c["split"] == "fresh21"] == [f"truth-{n:03d}" for n in range(773, 808)]
-    # fresh22 (808-842) was written the same way after fresh21's findings and has not been used to tune anything
+    # fresh22 (808-842) was written the same way after fresh21's findings and used once
     assert [c["id"] for c in conversations if c["split"] == "fresh22"] == [f"truth-{n:03d}" for n in range(808, 843)]
+    # fresh23 (843-856, two per style) was written after fresh22's findings and has not been used to tune anything
+    assert [c["id"] for c in conversations if c["split"] == "fresh23"] == [f"truth-{n:03d}" for n in range(843, 857)]
 
 
 def test_every_row_is_well_formed(conversations: list[dict[str, Any]]) -> None:
