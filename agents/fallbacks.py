@@ -13,7 +13,7 @@ from memory import grounding
 from memory.grounding import Evidence, GateReason
 from memory.models import Category, MemoryType, Source
 from memory.option_gate import known_answers
-from memory.options import negative_question
+from memory.options import about_topic, negative_question
 from memory.wording import sentences
 
 
@@ -79,7 +79,7 @@ def expert_words(state: BuildState, facts: Evidence) -> str | None:
     naming = [t for t in turns if grounding.named_options(t, options, positive_only=True)]
     words = clip(max(naming or turns, key=len), WORDS_CHARS)
     topic = grounding.question_stem(state.turns[0].content).rstrip(" :?.") if state.turns else ""
-    if len(topic) < 8 or _about_topic(words, topic):
+    if len(topic) < 8 or about_topic(words, topic):
         return words
     if grounding.check(grounding.unletter(words, options), MemoryType.RESIDUAL, facts).reason is GateReason.NO_TOPIC:
         return None  # "C is the one I'd mark" says nothing the question could introduce
@@ -101,7 +101,7 @@ def with_question(text: str, facts: Evidence) -> str:
     options = grounding.parse_options(facts.question)
     accepted = known_answers(facts).accepted
     plain = len(text.split()) <= SHORT_WORDS and not any(mark in text.rstrip(".!") for mark in ".;:,!?")
-    if len(topic) < 8 or not plain or negative_question(facts.question) or _about_topic(text, topic):
+    if len(topic) < 8 or not plain or negative_question(facts.question) or about_topic(text, topic):
         return text
     named = grounding.named_options(text, options)
     if not named or named != grounding.named_options(text, options, positive_only=True) or not named <= accepted:
@@ -143,13 +143,7 @@ def answer_fallback(state: BuildState, facts: Evidence) -> list[Candidate]:
 
 def _carries_answer(text: str, facts: Evidence) -> bool:
     """Whether a memory names the accepted option and at least two words of the question's topic."""
-    return _names_answer(text, facts) and _about_topic(text, grounding.question_stem(facts.question))
-
-
-def _about_topic(text: str, topic: str) -> bool:
-    """Whether ``text`` has two words of the question's ``topic`` (all of them when it has fewer)."""
-    said = set(grounding.stems(topic))
-    return len(said & set(grounding.stems(text))) >= min(2, len(said))
+    return _names_answer(text, facts) and about_topic(text, grounding.question_stem(facts.question))
 
 
 def _names_answer(text: str, facts: Evidence) -> bool:

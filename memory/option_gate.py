@@ -16,6 +16,7 @@ from memory.gate_terms import UNSAID_SHARE, Evidence, GateReason, GateVerdict, s
 from memory.negatives import reversed_answer
 from memory.options import (
     Answers,
+    about_topic,
     answers,
     leaning,
     letters_left,
@@ -91,11 +92,11 @@ def filed_elsewhere(text: str, evidence: Evidence) -> GateVerdict | None:
     stem or its options.
     """
     found = _FILED.match(text)
-    asked = set(stems(question_stem(evidence.question))) | stemset(parse_options(evidence.question).values())
-    if found is None or not asked:
+    if found is None:
         return None
+    asked = set(stems(question_stem(evidence.question))) | stemset(parse_options(evidence.question).values())
     topic = found.group("topic")
-    if set(stems(topic)) & asked:
+    if not asked or set(stems(topic)) & asked:
         return None
     detail = f"filed under {topic!r}, which the question neither asks nor offers"
     return GateVerdict(ok=False, reason=GateReason.OFF_TOPIC, detail=detail)
@@ -115,11 +116,10 @@ def answer_drawn_from_elsewhere(text: str, evidence: Evidence) -> str | None:
     for ..." answers "regulator of iron metabolism".
     """
     found = _DRAWN.match(text.strip())
-    asked = set(stems(question_stem(evidence.question)))
-    if found is None or not asked:
+    if found is None or not stems(question_stem(evidence.question)):
         return None
     premise = found.group("premise")
-    return None if len(asked & set(stems(premise))) >= min(2, len(asked)) else premise
+    return None if about_topic(premise, question_stem(evidence.question)) else premise
 
 
 def says_nothing_new(text: str, evidence: Evidence) -> bool:
@@ -263,9 +263,9 @@ def option_check(text: str, evidence: Evidence, source: Sequence[str]) -> GateVe
     known = known_answers(evidence)
     source_clauses = [c for s in source for c in clauses(s)]
     # in a negative question ("... does NOT provide:") "X does not ..." asserts X as the answer
-    negative_question = bool(NEGATION.search(question_stem(evidence.question)))
+    negated_ask = bool(NEGATION.search(question_stem(evidence.question)))
     for chunk in (c for c in CHUNK.split(text) if c.strip()):
-        for letter in sorted(named_options(chunk, options, positive_only=not negative_question) - known.accepted):
+        for letter in sorted(named_options(chunk, options, positive_only=not negated_ask) - known.accepted):
             whole = _within_accepted(letter, text, options, known.accepted)
             if whole is not None:  # part of an accepted option of several parts
                 if whole:
@@ -294,7 +294,7 @@ def option_check(text: str, evidence: Evidence, source: Sequence[str]) -> GateVe
                 reason=GateReason.OTHER_OPTION,
                 detail=f"names {letter}) {options[letter]}, which the source never stated",
             )
-    return _negated_options(text, options, source, negative_question, known)
+    return _negated_options(text, options, source, negated_ask, known)
 
 
 def _lettered_or_reversed(text: str, evidence: Evidence) -> GateVerdict | None:
@@ -311,7 +311,7 @@ def _lettered_or_reversed(text: str, evidence: Evidence) -> GateVerdict | None:
 
 
 def _negated_options(
-    text: str, options: dict[str, str], source: Sequence[str], negative_question: bool, known: Answers
+    text: str, options: dict[str, str], source: Sequence[str], negative: bool, known: Answers
 ) -> GateVerdict | None:
     """What a memory denies of an option the source never spoke of.
 
@@ -321,16 +321,16 @@ def _negated_options(
     """
     mentioned = {letter for s in source for c in clauses(s) for letter in named_options(c, options)}
     positive = named_options(text, options, positive_only=True)
-    negative = named_options(text, options) - positive
-    for letter in sorted(negative - known.accepted - known.rejected - mentioned):
+    denied = named_options(text, options) - positive
+    for letter in sorted(denied - known.accepted - known.rejected - mentioned):
         return GateVerdict(
             ok=False,
             reason=GateReason.OTHER_OPTION,
             detail=f"says something of {letter}) {options[letter]}, which the source never mentioned",
         )
-    if not negative_question and not positive & known.accepted:
+    if not negative and not positive & known.accepted:
         spoken_of = {letter for s in source for letter in named_options(s, options)}
-        for letter in sorted(negative & known.rejected - spoken_of):
+        for letter in sorted(denied & known.rejected - spoken_of):
             detail = (
                 f"a claim of its own against {letter}) {options[letter]}: the source only said it is not the answer"
             )

@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from pydantic import BaseModel, ConfigDict
 
 from memory.option_names import alike, spell_initials
-from memory.wording import CHUNK, fold, normal, positive_text, sentences, short_words, words
+from memory.wording import CHUNK, fold, normal, positive_text, sentences, short_words, stems, words
 
 _OPTION = re.compile(r"(?<![A-Za-z0-9°º])\(?([A-Ea-e])\)\s+(.+?)(?=\s+\(?[A-Ea-e]\)\s|$)")
 _ASIDE = re.compile(r"\(([^()]*)\)")
@@ -52,6 +52,12 @@ def question_stem(question: str) -> str:
     flat = " ".join(question.split())
     found = list(_OPTION.finditer(flat)) if parse_options(flat) else []
     return flat[: found[0].start()].strip() if found else flat
+
+
+def about_topic(text: str, topic: str) -> bool:
+    """Whether ``text`` has two content words of ``topic`` (all of them when it has fewer)."""
+    said = set(stems(topic))
+    return len(said & set(stems(text))) >= min(2, len(said))
 
 
 def negative_question(question: str) -> bool:
