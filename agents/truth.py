@@ -20,7 +20,7 @@ import logging
 from agents.building import BuildState, Candidate, Rejection, Step
 from agents.fallbacks import answer_fallback, residual_fallbacks, with_question
 from agents.steps import knowledge_evidence
-from memory import grounding
+from memory import grounding, user_reports
 from memory.engine import MemoryEngine
 from memory.grounding import Evidence
 from memory.knowledge_check import Stance
@@ -65,12 +65,13 @@ def _gate(engine: MemoryEngine, state: BuildState, facts: Evidence, candidate: C
     expert_fact = (
         state.source is Source.SME
         and candidate.type is MemoryType.USER_QUESTION
-        and candidate.category is Category.FACT
-        and not grounding.reports_asking(candidate.text)
-        and not grounding.names_a_term(candidate.text)
+        # the model often files the expert's domain statement as a preference (fresh22's truth-814)
+        and (candidate.category is Category.FACT or not user_reports.about_the_user(candidate.text))
+        and not user_reports.reports_asking(candidate.text)
+        and not user_reports.names_a_term(candidate.text)
     )
     if verdict.ok and expert_fact:
-        verdict = grounding.expert_fact_as_user_memory()
+        verdict = user_reports.expert_fact_as_user_memory()
     candidate.gate = verdict.describe()
     if verdict.ok:
         return True

@@ -68,6 +68,8 @@ from memory.option_gate import (
 )
 from memory.options import named_options, parse_options, question_stem, unletter
 from memory.subjects import chatbot_sentence, other_subject, pieced_together
+from memory.user_reports import ASKING as _ASKING
+from memory.user_reports import REPORT as _REPORT
 from memory.user_reports import bare_letter, misreported
 from memory.wording import (
     CHUNK,
@@ -103,8 +105,6 @@ _STANCE = frozenset(stems("agree disagree accept reject correct incorrect wrong 
 
 # how often or how much: a memory may not add one the source did not say (session 14, fresh22's truth-819)
 _DEGREE = frozenset(stems("rare rarely uncommon common usually often seldom frequent always least worst"))
-_ASKING = re.compile(r"\b(?:ask|asks|asked|asking|question|questions|wonders|wondered|wants to know)\b", re.I)
-_REPORT = re.compile(r"\b(?:user|expert|sme)\b", re.IGNORECASE)  # a memory that reports what someone said
 _MISTAKE = re.compile(r"\b(?:avoid|mistake|wrong|incorrect|not)\b", re.IGNORECASE)
 
 
@@ -358,32 +358,6 @@ def _borrowed(text: str, evidence: Evidence, source: Sequence[str]) -> GateVerdi
         detail = f"draws the answer from a premise that is not about the question: {premise!r}"
         return GateVerdict(ok=False, reason=GateReason.UNSAID, detail=detail)
     return None
-
-
-_TERM = re.compile(r"\b(?:writes|says|uses|means|meaning|stands? for|short for|abbreviat\w*|term|calls)\b", re.I)
-
-
-def names_a_term(text: str) -> bool:
-    """Whether a memory says how someone names something ("writes DOC for 'drug of choice'")."""
-    return bool(_TERM.search(text))
-
-
-def reports_asking(text: str) -> bool:
-    """Whether a memory reports what someone asked ("The user asks about ..."), not a claim."""
-    return bool(_ASKING.search(text))
-
-
-def expert_fact_as_user_memory() -> GateVerdict:
-    """The verdict on a personal "the user states X" fact from an expert: X is domain knowledge.
-
-    In a conversation whose human is a trusted expert, a fact they state belongs in shared memory,
-    where it is gated as domain knowledge; as the expert's personal user-question memory it would
-    only repeat it under weaker rules (a user-question memory may use any word the human said, so it
-    also takes the rejected answer the expert only named in order to refuse it).
-    """
-    return GateVerdict(
-        ok=False, reason=GateReason.DOMAIN_FACT, detail="an expert's domain statement belongs in shared memory"
-    )
 
 
 def _mistake_check(text: str, evidence: Evidence) -> GateVerdict:

@@ -32,6 +32,8 @@ _STATED = re.compile(
     r"reports|has|is)\b",
     re.IGNORECASE,
 )
+ASKING = re.compile(r"\b(?:ask|asks|asked|asking|question|questions|wonders|wondered|wants to know)\b", re.I)
+REPORT = re.compile(r"\b(?:user|expert|sme)\b", re.IGNORECASE)  # a memory that reports what someone said
 # a report of asking or agreeing may paraphrase: this share of its words (one at least) may be missing
 MISREPORT_SHARE = 1 / 3
 
@@ -104,4 +106,55 @@ def bare_letter(text: str, evidence: Evidence) -> bool:
     letters = "".join(parse_options(evidence.question))
     return bool(letters) and bool(
         re.search(rf"(?<![\w'’.-])[{letters}](?![\w'’-])(?!\s+[a-z])|\b[{letters}]\s+as\b", text)
+    )
+
+
+# how someone names something: "writes DOC for 'drug of choice'", "uses 'LSCS'", "by X the user means Y"; not
+# "Crescendo angina means ...", a definition, nor "which means ...", a consequence (fresh23's truth-851), both
+# the expert's domain statements
+_TERM = re.compile(
+    r"\bstands? for\b|\bshort for\b|\babbreviat\w*|\bthe term\b|\b(?:user|expert|they|he|she) means\b"
+    r"|\b(?:writes|says|uses|calls)\s+(?:['\"‘“]|\S+\s+(?:for|to mean|as)\b)",
+    re.I,
+)
+
+
+def names_a_term(text: str) -> bool:
+    """Whether a memory says how someone names something ("writes DOC for 'drug of choice'")."""
+    return bool(_TERM.search(text))
+
+
+# what a user memory says of the user themselves: a wish, a stance, their own situation ("The user wants ...",
+# "The user agrees on ...", "The user states that they work in an abattoir")
+_PERSONAL = re.compile(
+    r"\b(?:wants?|wanted|prefers?|preferred|expects?|expected|likes|would (?:like|rather)|agrees?|agreed"
+    r"|disagrees?|accepts?|accepted|corrects?|corrected|marks?|needs?|they|their|them|themselves)\b",
+    re.I,
+)
+
+
+def about_the_user(text: str) -> bool:
+    """Whether a user memory says something of the user themselves, not of the domain."""
+    return bool(_PERSONAL.search(text))
+
+
+def reports_asking(text: str) -> bool:
+    """Whether a memory reports what someone asked ("The user asks about ..."), not a claim.
+
+    It must name who asked: "The question never says the child is a boy, so ..." is the expert's claim
+    about the case (fresh22's truth-814), not a report of a question.
+    """
+    return bool(ASKING.search(text)) and bool(REPORT.search(text))
+
+
+def expert_fact_as_user_memory() -> GateVerdict:
+    """The verdict on a personal "the user states X" fact from an expert: X is domain knowledge.
+
+    In a conversation whose human is a trusted expert, a fact they state belongs in shared memory,
+    where it is gated as domain knowledge; as the expert's personal user-question memory it would
+    only repeat it under weaker rules (a user-question memory may use any word the human said, so it
+    also takes the rejected answer the expert only named in order to refuse it).
+    """
+    return GateVerdict(
+        ok=False, reason=GateReason.DOMAIN_FACT, detail="an expert's domain statement belongs in shared memory"
     )

@@ -231,3 +231,41 @@ async def test_a_stored_short_answer_carries_its_question(engine: MemoryEngine) 
     await build_memories(engine, ReplayChatCompletionClient(replies), state)
     shared = [r.text for r in engine.list() if r.type is MemoryType.RESIDUAL]
     assert shared == [f"On 'Treatment of choice for mixed urethritis is': {said.removeprefix('No. ')}"]
+
+
+ALPORT = (
+    "14 year old child with deafness, haematuria and a similar family history in the father "
+    "A) Alport syndrome B) Goldenhar syndrome C) Goodpasture syndrome D) Nager syndrome"
+)
+
+
+async def test_an_experts_domain_statement_stays_out_of_personal_memory_whatever_its_category(
+    engine: MemoryEngine,
+) -> None:
+    # session 15, from fresh22's truth-814 and fresh23's truth-851: the model filed the expert's claims about
+    # the case as personal memories, joined with a "so" nobody said or with a qualifier dropped
+    turns = _turns(
+        ALPORT,
+        "C) Goodpasture syndrome. Alport is X-linked, so a father cannot pass it on.",
+        "No, it's A) Alport syndrome. I write AD for autosomal dominant. The question never says the child is "
+        "a boy. There are autosomal forms too, and AD Alport passes from father to son. I want the letter first.",
+        "Understood: A) Alport syndrome.",
+    )
+    memories = [
+        ("The question never says the child is a boy, so there are autosomal forms too.", "preference"),
+        ("The user mentions that AD Alport passes from father to son, which means there are autosomal forms.", "fact"),
+        ("The user writes AD for autosomal dominant.", "preference"),
+        ("The user wants the letter first.", "preference"),
+    ]
+    replies = [
+        _residual("There are autosomal forms of Alport syndrome too, and AD Alport passes from father to son."),
+        json.dumps({"memories": [{"text": t, "category": c} for t, c in memories]}),
+        _response("a child with deafness, haematuria and an affected father", "A) Alport syndrome"),
+        _checks(1.0, 1.0, 1.0, 1.0),
+    ]
+    state = BuildState(turns, "sme-1", source=Source.SME, domain="medicine")
+    await build_memories(engine, ReplayChatCompletionClient(replies), state)
+    refused = {r.text: r.reason.value for r in state.rejected if r.type is MemoryType.USER_QUESTION}
+    assert refused == {memories[0][0]: "domain_fact", memories[1][0]: "domain_fact"}
+    personal = {r.text for r in engine.list() if r.type is MemoryType.USER_QUESTION}
+    assert personal == {memories[2][0], memories[3][0]}
