@@ -67,6 +67,7 @@ from memory.option_gate import (
     says_nothing_new,
 )
 from memory.options import named_options, parse_options, question_stem, unletter
+from memory.splices import spliced
 from memory.subjects import chatbot_sentence, other_subject, pieced_together
 from memory.user_reports import ASKING as _ASKING
 from memory.user_reports import REPORT as _REPORT
@@ -353,6 +354,9 @@ def _borrowed(text: str, evidence: Evidence, source: Sequence[str]) -> GateVerdi
     scattered = pieced_together(text, evidence, source)
     if scattered is not None:
         detail = f"pieced together from words the source said apart: {scattered!r}"
+        return GateVerdict(ok=False, reason=GateReason.UNSAID, detail=detail)
+    if (joint := spliced(text, source)) is not None:
+        detail = f"spliced from two of the source's sentences where they share a phrase: {joint!r}"
         return GateVerdict(ok=False, reason=GateReason.UNSAID, detail=detail)
     if (premise := answer_drawn_from_elsewhere(text, evidence)) is not None:
         detail = f"draws the answer from a premise that is not about the question: {premise!r}"

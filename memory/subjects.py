@@ -291,17 +291,45 @@ def chatbot_sentence(text: str, evidence: Evidence, source: Sequence[str]) -> st
     options = parse_options(evidence.question)
     case = case_words(evidence.question, options)
     heard = [told for _, told, _ in _source_sentences(tuple(source), tuple(options.items()))]
+    names = sorted({name for name in map(_plain, options.values()) if name}, key=len, reverse=True)
     for sentence in sentences(text):
         flat = _plain(sentence)
         if len(flat.split()) < COPY_WORDS or f" {flat} " in asked:
             continue
-        if not any(f" {flat} " in turn for turn in chatbot) or any(f" {flat} " in turn for turn in said):
+        if not _copied(flat, chatbot, said, names):
             continue
         claim = set(stems(sentence)) - case
         restated = [one - case for one in heard if len(claim & one) >= CLAIM_COVER * len(claim)]
         if len(claim) < ECHO_MIN_STEMS or not any(len(claim) >= SHORTHAND * len(one) for one in restated):
             return sentence
     return None
+
+
+def _copied(flat: str, chatbot: Sequence[str], said: Sequence[str], names: Sequence[str]) -> bool:
+    """Whether a memory sentence is the chatbot's and not the source's, as it is or with another option named.
+
+    "Deaths of children counted per 1000 live births is the infant mortality rate" is the chatbot's rejected
+    "... is the child mortality rate" with the accepted option put in (fresh24's truth-879): the definition
+    is still the chatbot's, and the source gave another.
+    """
+    if any(f" {flat} " in turn for turn in chatbot):
+        return not any(f" {flat} " in turn for turn in said)
+    masked = _masked(flat, names)
+    if _OPTION_MARK not in masked:
+        return False
+    return any(f" {masked} " in _masked(turn, names) for turn in chatbot) and not any(
+        f" {masked} " in _masked(turn, names) for turn in said
+    )
+
+
+_OPTION_MARK = "§"
+
+
+def _masked(flat: str, names: Sequence[str]) -> str:
+    """Plain words with every option's name (longest first) replaced by one mark."""
+    for name in names:
+        flat = re.sub(rf"(?<!\S){re.escape(name)}(?!\S)", _OPTION_MARK, flat)
+    return flat
 
 
 def _plain(text: str) -> str:

@@ -12,7 +12,7 @@ import re
 from memory.gate_terms import Evidence, GateReason, GateVerdict
 from memory.option_gate import known_answers
 from memory.options import named_options, parse_options, question_stem
-from memory.wording import clauses, sentences, stems, stemset
+from memory.wording import NEGATION, clauses, sentences, stems, stemset
 
 _AGREEING = re.compile(r"\b(?:agree[sd]?|agreeing|confirm[sd]?|confirmed|concede[sd]?)\b", re.IGNORECASE)
 _ASSENT = re.compile(r"\b(?:agree\w*|right|correct|yes|true|fair|exactly|indeed|confirm\w*|granted)\b", re.I)
@@ -74,6 +74,10 @@ def misreported(text: str, evidence: Evidence) -> GateVerdict | None:
         return None
     words = set(stems(text))
     missing = sorted(words - stemset(said))
+    if _ASKED.search(text) and NEGATION.search(text) and not any(NEGATION.search(s) for s in said):
+        # "The user asks about a connective tissue tumour that is not a connective tissue tumour" (fresh24's
+        # truth-891): the user's questions deny nothing
+        return GateVerdict(ok=False, reason=GateReason.MISREPORTED, detail=f"{what}: a denial", unsupported=missing)
     glued = named_options(text, options, positive_only=True) - set().union(*(named_options(s, options) for s in said))
     glued |= _rejected_words(words, evidence, stemset(said))
     if len(missing) <= max(1, MISREPORT_SHARE * len(words)) and not glued:
@@ -113,7 +117,7 @@ def bare_letter(text: str, evidence: Evidence) -> bool:
 # "Crescendo angina means ...", a definition, nor "which means ...", a consequence (fresh23's truth-851), both
 # the expert's domain statements
 _TERM = re.compile(
-    r"\bstands? for\b|\bshort for\b|\babbreviat\w*|\bthe term\b|\b(?:user|expert|they|he|she) means\b"
+    r"\bstands? for\b|(?<!too )\bshort for\b|\babbreviat\w*|\bthe term\b|\b(?:user|expert|they|he|she) means\b"
     r"|\b(?:writes|says|uses|calls)\s+(?:['\"‘“]|\S+\s+(?:for|to mean|as)\b)",
     re.I,
 )

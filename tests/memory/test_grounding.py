@@ -292,7 +292,10 @@ def test_the_accepted_answer_glued_to_the_rejected_reasoning_is_refused() -> Non
     # every word occurs in what the expert said, but the claim is the chatbot's rejected reasoning
     glued = check("Pre-renal azotemia: shock from diarrhoea means the tubules are damaged.", R, facts)
     assert (glued.ok, glued.reason) == (False, GateReason.MODEL_WORDS)
-    assert "rejected reasoning" in glued.detail
+    # (since session 15 it is caught first as the chatbot's sentence with the accepted option put in)
+    assert "the chatbot's sentence" in glued.detail
+    reworded = check("Pre-renal azotemia, since diarrhoea shock damages tubules.", R, facts)
+    assert (reworded.ok, reworded.reason) == (False, GateReason.MODEL_WORDS) and "rejected reasoning" in reworded.detail
     # the part the expert agreed with, and the expert's own reason, pass
     assert check("The diarrhoea starves the kidney, and untreated that ends in tubular necrosis.", R, facts).ok
     assert check("The urine sodium is under 20, so this is pre-renal azotemia.", R, facts).ok
