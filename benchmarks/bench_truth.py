@@ -57,7 +57,9 @@ Truth-808..truth-842 are the ``fresh22`` split, written the same way after those
 while writing the temperature-letter, capital-A and degree-word rules). Truth-843..truth-856 are the
 ``fresh23`` split, 14 conversations (two per style) written the same way after those, away from the
 held-out scenario's rows too, and used once (then read while writing session 15's rule on personal
-memories). Truth-857..truth-891 are the ``fresh24`` split, written the same way after those.
+memories). Truth-857..truth-891 are the ``fresh24`` split, written the same way after those and used
+once (then read while writing the swapped-option, splice and asked-denial rules). Truth-892..truth-926 are
+the ``fresh25`` split, written the same way after those.
 
 Each conversation is built with ``agents.team.build_memories`` (SME source, domain medicine) into a
 FRESH temporary store, with the real model loaded once. Then every memory in the store is read back
