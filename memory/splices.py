@@ -31,14 +31,14 @@ def spliced(text: str, source: Sequence[str]) -> str | None:
         words = normal(sentence).split()
         if len(words) < 2 * SPLICE_SIDE + 1 or any(_within(one, words) for one in heard):
             continue
+        tails = [_longest_run(words, other, from_start=False) for other in heard]
         for i, one in enumerate(heard):
             head = _longest_run(words, one, from_start=True)
             if head < SPLICE_SIDE + 1:
                 continue
-            for j, other in enumerate(heard):
+            for j, tail in enumerate(tails):
                 if j == i:
                     continue
-                tail = _longest_run(words, other, from_start=False)
                 shared = head + tail - len(words)
                 if shared >= 1 and head - shared >= SPLICE_SIDE and tail - shared >= SPLICE_SIDE:
                     return sentence

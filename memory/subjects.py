@@ -36,6 +36,8 @@ SHORTHAND = 0.5
 REPLACED_REST = 0.8
 # the most words a subject swapped for another has, on either side ("Pepsin" for "Papain")
 SUBJECT_WORDS = 3
+# what stands for any option's name when a memory sentence is compared with the chatbot's
+_OPTION_MARK = "§"
 
 
 def other_subject(text: str, evidence: Evidence, source: Sequence[str]) -> str | None:
@@ -320,9 +322,6 @@ def _copied(flat: str, chatbot: Sequence[str], said: Sequence[str], names: Seque
     return any(f" {masked} " in _masked(turn, names) for turn in chatbot) and not any(
         f" {masked} " in _masked(turn, names) for turn in said
     )
-
-
-_OPTION_MARK = "§"
 
 
 def _masked(flat: str, names: Sequence[str]) -> str:

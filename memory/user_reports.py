@@ -1,5 +1,8 @@
 """What a user-question memory may report of the user: a question they asked, an agreement they made.
 
+It also tells a personal memory (a wish, a term the user writes, a question asked) from an expert's domain
+statement, which belongs in shared memory (session 15).
+
 Part of the truth gate (:mod:`memory.grounding` runs it on user-question memories). Written in session 10
 from fresh11's misattributed reports (truth-427, -442, -453) and the earlier splits' (truth-380, -413);
 pure and deterministic.
