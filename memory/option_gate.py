@@ -245,6 +245,11 @@ def _rejected_sentence_copy(
     return None
 
 
+# a chunk that gives an option as the answer ("the accepted answer is X", "the right option is X"): only the
+# accepted option may be given so, even where the source said something else of X
+_GIVES_ANSWER = re.compile(r"\b(?:answer|option)\s+(?:is|was)\b", re.IGNORECASE)
+
+
 def option_check(text: str, evidence: Evidence, source: Sequence[str]) -> GateVerdict | None:
     """A memory may name an option other than the accepted one only where the source said the same.
 
@@ -276,6 +281,9 @@ def option_check(text: str, evidence: Evidence, source: Sequence[str]) -> GateVe
                     reason=GateReason.OTHER_OPTION,
                     detail=f"names {letter}) {options[letter]}, only part of the accepted {wider}) {options[wider]}",
                 )
+            if _GIVES_ANSWER.search(chunk) and letter not in known.rejected:  # fresh25's truth-914
+                detail = f"gives {letter}) {options[letter]} as the answer, which the source did not accept"
+                return GateVerdict(ok=False, reason=GateReason.OTHER_OPTION, detail=detail)
             said_with = [c for c in source_clauses if letter in named_options(c, options)]
             if letter in known.rejected:
                 said_with = [w for c in said_with for w in _around(c, letter, options)]

@@ -283,12 +283,36 @@ def answers(
     # in a negative question ("Not a feature of ...") the source may also deny the answer: "X doesn't belong"
     vouched = closing & (leaning(source_said, options) | denied if negative else leaning(source_said, options) - denied)
     unmatched = closing and not closing & (by_words - chosen)  # the chatbot closed on another option
-    spoken_for = by_words - chosen
+    set_aside = {letter for letter in by_words if _set_aside(source_said, letter, options)}  # fresh25's truth-914
+    spoken_for = by_words - chosen - set_aside
     if len(spoken_for) > 1 and closing & spoken_for:  # the closing tells which of those the source meant
         spoken_for &= closing
     accepted = by_letter or opening or vouched or (set() if unmatched else spoken_for)
     negated = said_against - accepted
     return Answers(accepted=frozenset(accepted), rejected=frozenset((chosen | negated) - accepted))
+
+
+def _set_aside(source_said: Sequence[str], letter: str, options: dict[str, str]) -> bool:
+    """Whether every source sentence naming an option goes on, in its next chunk, to deny what no option names.
+
+    "10% dextrose is for hypoglycaemia, not volume" sets the option aside for another use; "Saline, not
+    starch" (a word of the chatbot's pick) does not.
+    """
+    own = [mine for mine in _shapes(tuple(options.items()))[0].values() if mine]
+    where = [s for said in source_said for s in sentences(said) if letter in named_options(s, options)]
+    return bool(where) and all(
+        any(
+            letter in named_options(chunk, options, positive_only=True)
+            and _DENIAL_OPENS.match(after)
+            and not named_options(after, options)
+            and not any(_found(mine, set(words(after))) for mine in own)
+            for chunk, after in itertools.pairwise([c for c in CHUNK.split(sentence) if c.strip()])
+        )
+        for sentence in where
+    )
+
+
+_DENIAL_OPENS = re.compile(r"\s*(?:and\s+|but\s+)?not\b", re.IGNORECASE)
 
 
 def _number_alone(turn: str, options: dict[str, str]) -> set[str]:

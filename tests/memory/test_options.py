@@ -340,3 +340,31 @@ def test_the_question_a_memory_quotes_names_no_option() -> None:
     # a quote that is not the question's words is read as it is
     said = check("The expert calls it 'the gap of 10', the answer.", R, facts)
     assert (said.ok, said.reason) == (False, GateReason.REJECTED_ANSWER)
+
+
+def test_an_option_the_expert_set_aside_for_another_use_is_not_the_answer() -> None:
+    # session 15, from fresh25's truth-914: "10% dextrose is for hypoglycaemia, not volume" named option A in
+    # passing, the key in other words ("a 20 mL/kg bolus of 0.9% saline"), and A became the accepted answer
+    question = (
+        "A child in septic shock. First fluid? A) 10 mL/kg of 10% dextrose B) 10 mL/kg of starch "
+        "C) 20 mL/kg of half-normal saline D) 20 mL/kg of 0.9% normal saline"
+    )
+    said = [
+        "Starches harm the kidney. Give a 20 mL/kg bolus of isotonic crystalloid, 0.9% saline, over 10 minutes, "
+        "and 10% dextrose is for hypoglycaemia, not volume."
+    ]
+    chose = ["B) 10 mL/kg of starch, since a colloid stays in the vessels."]
+    facts = Evidence(question=question, source_said=said, model_said=[*chose, "Thanks."], model_rejected=chose)
+    assert accepted_option(facts) is None
+    # with no accepted option, an option given as the answer is refused, whoever wrote the memory
+    answer = "For the question 'A child in septic shock. First fluid', the answer is 10 mL/kg of 10% dextrose."
+    refused = check(answer, R, facts)
+    assert (refused.ok, refused.reason) == (False, GateReason.OTHER_OPTION) and "as the answer" in refused.detail
+    # the option spoken for with a denial of another option is still the answer
+    plain = Evidence(
+        question=question,
+        source_said=["0.9% saline, 20 mL/kg of 0.9% normal saline, not starch."],
+        model_said=[*chose, "Thanks."],
+        model_rejected=chose,
+    )
+    assert accepted_option(plain) == ("D", "20 mL/kg of 0.9% normal saline")
