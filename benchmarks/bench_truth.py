@@ -59,7 +59,9 @@ while writing the temperature-letter, capital-A and degree-word rules). Truth-84
 held-out scenario's rows too, and used once (then read while writing session 15's rule on personal
 memories). Truth-857..truth-891 are the ``fresh24`` split, written the same way after those and used
 once (then read while writing the swapped-option, splice and asked-denial rules). Truth-892..truth-926 are
-the ``fresh25`` split, written the same way after those.
+the ``fresh25`` split, written the same way after those and used once (then read while writing the
+set-aside option and answer-form rules). Truth-927..truth-940 are the ``fresh26`` split, 14 conversations
+(two per style) written the same way after those.
 
 Each conversation is built with ``agents.team.build_memories`` (SME source, domain medicine) into a
 FRESH temporary store, with the real model loaded once. Then every memory in the store is read back

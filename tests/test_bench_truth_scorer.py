@@ -227,7 +227,7 @@ def test_data_size_styles_and_splits(conversations: list[dict[str, Any]]) -> Non
     # 001-020 were written as the dev split; 021 and 023 moved there after their results were read while
     # the truth gate was being tuned (a number is never reported on the data it was tuned on)
     assert dev == [f"truth-{n:03d}" for n in range(1, 21)] + ["truth-021", "truth-023"]
-    splits = ("dev", "test", "fresh", *(f"fresh{n}" for n in range(2, 26)))
+    splits = ("dev", "test", "fresh", *(f"fresh{n}" for n in range(2, 27)))
     assert {c["split"] for c in conversations} == set(splits)
     for split in splits:
         assert {c["style"] for c in conversations if c["split"] == split} == STYLES, split
@@ -278,8 +278,10 @@ def test_data_size_styles_and_splits(conversations: list[dict[str, Any]]) -> Non
     assert [c["id"] for c in conversations if c["split"] == "fresh23"] == [f"truth-{n:03d}" for n in range(843, 857)]
     # fresh24 (857-891) was written blind after session 15's change to personal memories and used once
     assert [c["id"] for c in conversations if c["split"] == "fresh24"] == [f"truth-{n:03d}" for n in range(857, 892)]
-    # fresh25 (892-926) was written blind after fresh24's findings and has not been used to tune anything
+    # fresh25 (892-926) was written blind after fresh24's findings and used once
     assert [c["id"] for c in conversations if c["split"] == "fresh25"] == [f"truth-{n:03d}" for n in range(892, 927)]
+    # fresh26 (927-940, two per style) was written blind after fresh25's findings and used once
+    assert [c["id"] for c in conversations if c["split"] == "fresh26"] == [f"truth-{n:03d}" for n in range(927, 941)]
 
 
 def test_every_row_is_well_formed(conversations: list[dict[str, Any]]) -> None:
