@@ -52,13 +52,13 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
+from memory.answer_topic import answer_drawn_from_elsewhere, filed_elsewhere
 from memory.gate_terms import UNSAID_SHARE, Evidence, GateReason, GateVerdict, example_pairs, support_sentences
+from memory.letters import unletter
 from memory.models import MemoryType
 from memory.option_gate import (
     accepted_option,
-    answer_drawn_from_elsewhere,
     answer_without_topic,
-    filed_elsewhere,
     known_answers,
     option_check,
     rejected_answer_copy,
@@ -66,7 +66,7 @@ from memory.option_gate import (
     rejected_in_other_words,
     says_nothing_new,
 )
-from memory.options import named_options, parse_options, question_stem, unletter
+from memory.options import named_options, parse_options, question_stem
 from memory.splices import spliced
 from memory.subjects import chatbot_sentence, other_subject, pieced_together
 from memory.user_reports import ASKING as _ASKING

@@ -12,9 +12,10 @@ from __future__ import annotations
 import pytest
 
 from memory.grounding import Evidence, GateReason, check
+from memory.letters import unletter
 from memory.models import MemoryType
 from memory.option_gate import known_answers
-from memory.options import answers, negative_question, parse_options, unletter
+from memory.options import answers, negative_question, parse_options
 from tests.memory.corrections import rejected_then_accepted
 
 R, Q, L = MemoryType.RESIDUAL, MemoryType.USER_QUESTION, MemoryType.LLM_RESPONSE

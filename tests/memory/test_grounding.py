@@ -5,8 +5,9 @@ from __future__ import annotations
 import pytest
 
 from memory.grounding import Evidence, GateReason, accepted_option, check
+from memory.letters import unletter
 from memory.models import MemoryType
-from memory.options import named_options, parse_options, unletter
+from memory.options import named_options, parse_options
 from memory.wording import clauses, negated_stems, positive_text, stems
 from tests.memory.corrections import rejected_then_accepted
 
