@@ -11,6 +11,9 @@ the medagents-benchmark project, MIT). The rules live in ``scripts/data/medmcqa_
   characters, none referring to other options ("all of the above", "a and c", "1, 2").
 * Split: the first 50 qualifying rows are ``dev`` (tune thresholds and prompts there), the next 150
   are ``test`` (report there).
+* ``--second`` builds ``medmcqa-holdout2`` instead (the rules' ``second`` entry): 150 ``test`` rows only,
+  taken after medmcqa-holdout's, whose file it excludes like any other scenario. It exists because
+  medmcqa-holdout's test results were read while the gate changed; its rows had been read by nobody.
 * SME script: "That is not right.", "The correct answer is <letter>) <option text>.", ACCEPT. MedMCQA
   has no expert explanations in this file, so records carry none and key points are derived.
 * Paraphrase: one per record, made by template, not by a person: the first rewrite rule matching the
@@ -19,7 +22,7 @@ the medagents-benchmark project, MIT). The rules live in ``scripts/data/medmcqa_
 
 Usage::
 
-    python scripts/make_medmcqa_holdout.py [--data FILE] [--out PATH]
+    python scripts/make_medmcqa_holdout.py [--second] [--data FILE] [--out PATH]
 
 Without the data file the script prints why it skipped and exits 0. The output is deterministic for
 the same data and the same excluded files; re-run it after those change.
@@ -43,15 +46,16 @@ from scenarios.schema import Scenario, moved_order
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT.parent / "shared" / "data" / "medmcqa" / "medmcqa_dev_single_choice.jsonl"
-OUT = ROOT / "scenarios" / "data" / "medmcqa-holdout.yaml"
+SCENARIO_DIR = ROOT / "scenarios" / "data"
+OUT = SCENARIO_DIR / "medmcqa-holdout.yaml"
 RULES = ROOT / "scripts" / "data" / "medmcqa_holdout_rules.json"
 SME, ASKER, OTHER = "sme-1", "u-ravi", "u-mei"
 
 HEADER = """\
-# medmcqa-holdout: MedMCQA questions never used to tune mark, split into dev (tune here) and test
+# {name}: MedMCQA questions never used to tune mark, split into dev (tune here) and test
 # (report here). Data: MedMCQA (Pal, Umapathi & Sankarasubbu, 2022), MIT licence, from the single-choice
 # dev file redistributed by the medagents-benchmark project (MIT licence). Record ids carry the realidx.
-# Rows: sorted by SHA-256 of realidx, skipping rows used in the other bundled scenarios or in
+# Rows: sorted by SHA-256 of realidx, skipping rows used in the other bundled scenarios{after} or in
 # benchmarks/data/truth_conversations.jsonl, rows with image references, and rows whose options refer
 # to other options; the first {dev} qualifying rows are dev, the next {test} test.
 # No explanations: this MedMCQA file has none, so the SME states the right option's text and letter.
@@ -161,9 +165,15 @@ def _session(name: str, record_ids: list[str]) -> dict[str, Any]:
     return {"id": name, "user": OTHER, "steps": steps}
 
 
-def build(rows: list[dict[str, Any]], used: str, rules: dict[str, Any]) -> dict[str, Any]:
+def sizes(rules: dict[str, Any], second: bool) -> dict[str, Any]:
+    """Name and split sizes of the scenario to build: medmcqa-holdout, or with ``second`` medmcqa-holdout2."""
+    return dict(rules["second"]) if second else {"name": "medmcqa-holdout", "dev": rules["dev"], "test": rules["test"]}
+
+
+def build(rows: list[dict[str, Any]], used: str, rules: dict[str, Any], second: bool = False) -> dict[str, Any]:
     """The scenario as plain data."""
-    wanted = rules["dev"] + rules["test"]
+    size = sizes(rules, second)
+    wanted = size["dev"] + size["test"]
     words = set(re.findall(r"(?<![0-9a-f])[0-9a-f]{8}(?![0-9a-f])", used))
     picked: list[dict[str, Any]] = []
     for row in sorted(rows, key=lambda r: _digest(r["realidx"])):
@@ -171,11 +181,12 @@ def build(rows: list[dict[str, Any]], used: str, rules: dict[str, Any]) -> dict[
             picked.append(row)
     if len(picked) < wanted:
         raise HoldoutError(f"only {len(picked)} rows qualify, {wanted} wanted")
-    records = [record(r, "dev" if i < rules["dev"] else "test", rules) for i, r in enumerate(picked)]
+    records = [record(r, "dev" if i < size["dev"] else "test", rules) for i, r in enumerate(picked)]
     dev = [r["id"] for r in records if r["split"] == "dev"]
     test = [r["id"] for r in records if r["split"] == "test"]
+    sessions = [_session(f"{OTHER}-{split}", ids[:5]) for split, ids in (("dev", dev), ("test", test)) if ids]
     return {
-        "name": "medmcqa-holdout",
+        "name": size["name"],
         "description": (
             f"{len(records)} MedMCQA questions never used for tuning ({len(dev)} dev, {len(test)} test), answered "
             "without memory, corrected by an SME where wrong, re-answered with memory; each paraphrase (options "
@@ -189,7 +200,7 @@ def build(rows: list[dict[str, Any]], used: str, rules: dict[str, Any]) -> dict[
         ),
         "users": [{"id": SME, "role": "sme"}, {"id": ASKER, "role": "user"}, {"id": OTHER, "role": "user"}],
         "records": records,
-        "sessions": [_session(f"{OTHER}-dev", dev[:5]), _session(f"{OTHER}-test", test[:5])],
+        "sessions": sessions,
         "stages": [1, 2, 3],
         "paraphrase_user": ASKER,
     }
@@ -199,25 +210,31 @@ def main(argv: list[str] | None = None) -> int:
     """Write the scenario; return the exit status."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--data", type=Path, default=DATA, help=f"MedMCQA jsonl file (default {DATA})")
-    parser.add_argument("--out", type=Path, default=OUT, help=f"where to write the YAML (default {OUT})")
+    parser.add_argument("--second", action="store_true", help="build medmcqa-holdout2, the second test set")
+    parser.add_argument("--out", type=Path, help=f"where to write the YAML (default {OUT}, or its sibling)")
     args = parser.parse_args(argv)
     if not args.data.is_file():
         print(f"skipped: no MedMCQA data at {args.data}; nothing written", file=sys.stderr)
         return 0
     rules = json.loads(RULES.read_text(encoding="utf-8"))
+    size = sizes(rules, args.second)
+    default = SCENARIO_DIR / f"{size['name']}.yaml"
+    out = args.out or default
     lines = args.data.read_text(encoding="utf-8").splitlines()
-    used = used_text(rules["exclude_from"], {OUT, args.out})
+    used = used_text(rules["exclude_from"], {default, out})
     try:
-        scenario = build([json.loads(line) for line in lines if line.strip()], used, rules)
+        scenario = build([json.loads(line) for line in lines if line.strip()], used, rules, args.second)
     except HoldoutError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1
     Scenario.model_validate(scenario)  # fails loudly on anything the loader would refuse
     body = yaml.safe_dump(scenario, sort_keys=False, allow_unicode=True, width=120, default_flow_style=False)
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(HEADER.format(dev=rules["dev"], test=rules["test"]) + body, encoding="utf-8")
+    after = " (medmcqa-holdout among them)" if args.second else ""
+    header = HEADER.format(name=size["name"], dev=size["dev"], test=size["test"], after=after)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(header + body, encoding="utf-8")
     splits = {s: sum(r["split"] == s for r in scenario["records"]) for s in ("dev", "test")}
-    print(f"wrote {args.out}: {len(scenario['records'])} records ({splits['dev']} dev, {splits['test']} test)")
+    print(f"wrote {out}: {len(scenario['records'])} records ({splits['dev']} dev, {splits['test']} test)")
     return 0
 
 
