@@ -57,13 +57,17 @@ def evidence(state: BuildState) -> Evidence:
     )
 
 
-def _gate(engine: MemoryEngine, state: BuildState, facts: Evidence, candidate: Candidate) -> bool:
+def judge(source: Source, facts: Evidence, candidate: Candidate) -> grounding.GateVerdict:
+    """The gate's verdict on ``candidate`` (pure): its letters spelt out, a cut-off end marked, then checked.
+
+    ``candidate.text`` is rewritten in place (spelt-out letters, a marked cut), as it would be stored.
+    """
     options = grounding.parse_options(facts.question)
     candidate.text = grounding.unletter(candidate.text, options)  # a letter means nothing in another question
     candidate.text = mend_cut(candidate.text)  # "... to the baby and." was cut off: say so
     verdict = grounding.check(candidate.text, candidate.type, facts, mistake=candidate.mistake)
     expert_fact = (
-        state.source is Source.SME
+        source is Source.SME
         and candidate.type is MemoryType.USER_QUESTION
         # the model often files the expert's domain statement as a preference (fresh22's truth-814)
         and (candidate.category is Category.FACT or not user_reports.about_the_user(candidate.text))
@@ -71,7 +75,12 @@ def _gate(engine: MemoryEngine, state: BuildState, facts: Evidence, candidate: C
         and not user_reports.names_a_term(candidate.text)
     )
     if verdict.ok and expert_fact:
-        verdict = user_reports.expert_fact_as_user_memory()
+        return user_reports.expert_fact_as_user_memory()
+    return verdict
+
+
+def _gate(engine: MemoryEngine, state: BuildState, facts: Evidence, candidate: Candidate) -> bool:
+    verdict = judge(state.source, facts, candidate)
     candidate.gate = verdict.describe()
     if verdict.ok:
         return True

@@ -128,13 +128,18 @@ def clauses(text: str) -> list[str]:
 
 
 def negated_spans(text: str) -> list[str]:
-    """The text in the scope of each negation cue (up to the next punctuation or six words)."""
+    """The text in the scope of each negation cue: up to the next punctuation, a dash or "but", six words at most.
+
+    As in :func:`positive_text`, "not the pharyngeal plexus - tensor veli palatini is the trigeminal one"
+    negates the plexus, not what follows the dash (fresh25's truth-908).
+    """
     out: list[str] = []
     for cue in NEGATION.finditer(text):
         rest = text[cue.end() :]
         end = SCOPE_END.search(rest.lstrip())
-        scope = rest.lstrip()[: end.start()] if end else rest
-        out.append(" ".join(scope.split()[:SCOPE_WORDS]))
+        scope = (rest.lstrip()[: end.start()] if end else rest).split()[:SCOPE_WORDS]
+        cut = next((i for i, w in enumerate(scope) if w.lower() == "but" or w in _DASHES), len(scope))
+        out.append(" ".join(scope[:cut]))
     return out
 
 

@@ -16,6 +16,7 @@ from memory.letters import unletter
 from memory.models import MemoryType
 from memory.option_gate import known_answers
 from memory.options import answers, negative_question, parse_options
+from memory.wording import negated_stems
 from tests.memory.corrections import rejected_then_accepted
 
 R, Q, L = MemoryType.RESIDUAL, MemoryType.USER_QUESTION, MemoryType.LLM_RESPONSE
@@ -251,3 +252,15 @@ def test_a_memory_may_not_add_how_rare_or_common_something_is() -> None:
     assert (verdict.ok, verdict.reason) == (False, GateReason.UNSAID), verdict
     assert "rare" in verdict.unsupported
     assert check("Cauda equina syndrome gives back pain, bladder trouble and saddle anaesthesia.", R, evidence).ok
+
+
+def test_a_dash_ends_the_scope_of_a_denial_so_what_follows_it_is_said() -> None:
+    # session 16, from fresh25's truth-908: "No, not X - <subject> is Y" denies X only; before, the subject
+    # after the dash fell in the negation's six words and the right answer was refused as negated
+    assert negated_stems("No, not naloxone - paracetamol overdose needs N-acetylcysteine") == {"nalox"}
+    assert negated_stems("not naloxone but paracetamol antidote") == {"nalox"}
+    said = ["No, not naloxone - paracetamol poisoning is treated with N-acetylcysteine, given early."]
+    verdict = check("Paracetamol poisoning is treated with N-acetylcysteine.", R, antidote(*said))
+    assert verdict.ok, verdict.describe()
+    # the denial itself still holds
+    assert not check("Paracetamol poisoning is treated with naloxone.", R, antidote(*said)).ok
