@@ -22,7 +22,7 @@ def unletter(text: str, options: dict[str, str]) -> str:
         text = re.sub(rf"(?<![A-Za-z0-9°º])\(?{letter}\)(?!\s*[A-Za-z0-9])", option, text, flags=re.IGNORECASE)
         # "the answer is A" spelt out, but not "the answer is A child with ..." (the option's own first word)
         text = re.sub(
-            rf"\b(answer|option|choice)(\s+is|:)?\s+(?!{escaped})\(?{letter}\)?(?![A-Za-z0-9'])",
+            rf"\b(answer|option|choice)(\s+is|:)?\s+(?!{escaped})\(?{letter}\)?(?![A-Za-z0-9'-])",
             functools.partial(_spelt, option),
             text,
         )

@@ -141,7 +141,10 @@ def rejected_in_other_words(text: str, evidence: Evidence) -> str | None:
     topic = set(stems(question_stem(evidence.question)))
     if not known.accepted or not known.rejected or not topic:
         return None
-    for clause in clauses(text):
+    # and chunk by chunk: "The mandibular fossa is a part of the mandible, so ... the right option is Temporal
+    # bone" (fresh27's truth-948) gives the rejected answer before its comma, the accepted one after it
+    whole = clauses(text)
+    for clause in dict.fromkeys([*whole, *(chunk for c in whole for chunk in CHUNK.split(c) if chunk.strip())]):
         if 2 * len(set(stems(clause)) & topic) < len(topic):
             continue
         leans = leaning([clause], options, beyond=question_stem(evidence.question))

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import difflib
 import functools
+import itertools
 import re
 
 _ASIDE = re.compile(r"\(([^()]*)\)")
@@ -33,14 +34,33 @@ def _initials(items: tuple[tuple[str, str], ...]) -> tuple[tuple[re.Pattern[str]
     )
 
 
+@functools.lru_cache(maxsize=256)
+def _glued(items: tuple[tuple[str, str], ...]) -> tuple[tuple[re.Pattern[str], str], ...]:
+    """Each pair of neighbouring words of an option written as one ("McDonald" for "Mc Donald stitch")."""
+    found: dict[str, str] = {}
+    for _, text in items:
+        parts = re.findall(r"[A-Za-z]+", _ASIDE.sub(" ", text))
+        for first, second in itertools.pairwise(parts):
+            if len(first) + len(second) >= GLUED_MIN:
+                found.setdefault(f"{first}{second}".lower(), f"{first} {second}")
+    return tuple((re.compile(rf"(?<![\w-]){glued}(?![\w-])", re.IGNORECASE), apart) for glued, apart in found.items())
+
+
+GLUED_MIN = 6
+
+
 def spell_initials(text: str, options: dict[str, str]) -> str:
-    """``text`` with each option's initialism written out as the option.
+    """``text`` with each option's initialism written out as the option, and its glued words apart.
 
     "CEP presents ..." names "Congenital erythropoetic porphyria"; capitals only, so "cep" stays as it is.
+    "a McDonald purse-string stitch" names "Mc Donald stitch" (fresh27's truth-954).
     """
+    items = tuple(options.items())
+    for glued, apart in _glued(items):
+        text = glued.sub(apart, text)
     if not _CAPITALS.search(text):  # no initialism to spell (most texts): skip the per-option scans
         return text
-    for pattern, option in _initials(tuple(options.items())):
+    for pattern, option in _initials(items):
         text = pattern.sub(option, text)
     return text
 

@@ -21,8 +21,8 @@ _ASIDE = re.compile(r"\(([^()]*)\)")
 _NEGATIVE = re.compile(r"\b(?:not|NOT|Not|except|EXCEPT|Except|(?<!\b[Aa]t\s)[Ll]east\s+[a-z]+)\b|n't\b")
 _LETTER_REFS = (
     re.compile(r"(?<![A-Za-z0-9°º])\(?([A-Ea-e])\)"),  # not a stage's letter "(T4d)", nor "(at 20°C)"
-    re.compile(r"\b(?:[Aa]nswer|[Oo]ption|[Cc]hoice)(?:'s|’s)?\s*(?:is|:|-|=)?\s*\(?([A-E])\b(?![a-z'])"),
-    re.compile(r"\b(?:[Ii]t'?s|[Ii]t is|[Pp]ick|[Cc]hoose|[Gg]o with)\s+\(?([A-E])\b(?![a-z'])"),
+    re.compile(r"\b(?:[Aa]nswer|[Oo]ption|[Cc]hoice)(?:'s|’s)?\s*(?:is|:|-|=)?\s*\(?([A-E])\b(?![a-z'-])"),
+    re.compile(r"\b(?:[Ii]t'?s|[Ii]t is|[Pp]ick|[Cc]hoose|[Gg]o with)\s+\(?([A-E])\b(?![a-z'-])"),
     # a lower-case letter that ends the turn after "it's": "wrong one. it's c"
     re.compile(r"\b(?:[Ii]t'?s|[Ii]t is|[Ii]ts)\s+\(?([a-e])\)?\s*[.!]?\s*$"),
     # a whole turn: "c", "(C)", "no — d"
@@ -76,6 +76,11 @@ _NUMBERED = re.compile(
 )
 _NUMBER = {"one": "A", "two": "B", "three": "C", "four": "D", "five": "E", "1": "A", "2": "B", "3": "C", "4": "D"}
 _NUMBER_ALONE = re.compile(r"^\s*\(?([1-4])\)?\s*[.!]?\s*$")
+# a whole turn naming a place without "the": "second one", "Third option.", "the fourth"
+_PLACE_ALONE = re.compile(
+    r"^\s*(?:(?:no|yes)[,.!]?\s+)?(?:the\s+)?(first|second|third|fourth|fifth)(?:\s+(?:one|option|choice))?\s*[.!]?\s*$",
+    re.IGNORECASE,
+)
 _LAST = re.compile(r"\b(?:the\s+)?last\s+(?:one|option|choice)\b(?!\s+(?:to|of|that|which|who|you)\b)", re.I)
 
 
@@ -316,7 +321,14 @@ _DENIAL_OPENS = re.compile(r"\s*(?:and\s+|but\s+)?not\b", re.IGNORECASE)
 
 
 def _number_alone(turn: str, options: dict[str, str]) -> set[str]:
-    """The option a whole turn of one number names ("(1)" is the first), where no option has a number."""
+    """The option a whole turn of one number or place names ("(1)", "second one"), where no option has a number.
+
+    A place needs no "the" when it is all the turn says (fresh28's truth-983: "second one").
+    """
+    place = _PLACE_ALONE.match(turn)
+    if place:
+        letter = _ORDER[place.group(1).lower()]
+        return {letter} if letter in options else set()
     alone = _NUMBER_ALONE.match(turn)
     if not alone or any(re.search(r"\d", option) for option in options.values()):
         return set()
@@ -338,11 +350,12 @@ def leaning(texts: Sequence[str], options: dict[str, str], beyond: str = "") -> 
     """The options one of whose own words (those no other option has) the texts say outside a negation.
 
     Weaker than naming an option: "the periodontium" leans to "Periodontal disease" without naming it.
-    Words of ``beyond`` (the question, which a memory may repeat) do not count.
+    Words of ``beyond`` (the question, which a memory may repeat) do not count, as written there: another
+    form of one ("the mandible" for the question's "Mandibular fossa") is the memory's own.
     """
     texts = [spell_initials(said, options) for said in texts]
     positive = {w for said in texts for c in CHUNK.split(said) for w in words(positive_text(c))}
-    positive -= _found(positive, set(words(beyond)))
+    positive -= set(words(beyond))  # the question's own words; "mandible" is not its "mandibular" (truth-948)
     own_words = _shapes(tuple(options.items()))[0]
     # two-letter words ("AP" of "X-ray lumbar spine- AP view") lean too, where no other option has them
     short = {w for said in texts for c in CHUNK.split(said) for w in short_words(positive_text(c))}

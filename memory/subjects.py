@@ -11,7 +11,6 @@ sentence's predicate to another subject renames it (session 11). Pure and determ
 
 from __future__ import annotations
 
-import difflib
 import functools
 import re
 from collections.abc import Iterable, Mapping, Sequence
@@ -19,6 +18,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from memory.gate_terms import Evidence, support_sentences
 from memory.option_gate import ECHO_MIN_STEMS
 from memory.options import named_options, parse_options, question_stem
+from memory.subject_copies import replaced_subject
 from memory.wording import clauses, normal, sentences, stems, stemset
 
 # a memory clause naming an option whose claim one source clause about other options covers this much of
@@ -32,10 +32,6 @@ CLAIM_COVER = 0.85
 # a copy of the chatbot's sentence that carries less than this share of the source sentence it restates
 # is the chatbot's shorthand of it ("Planned is safer than emergency.")
 SHORTHAND = 0.5
-# a memory sentence that copies this share of a source sentence's words after its subject, as they are, copies it
-REPLACED_REST = 0.8
-# the most words a subject swapped for another has, on either side ("Pepsin" for "Papain")
-SUBJECT_WORDS = 3
 # what stands for any option's name when a memory sentence is compared with the chatbot's
 _OPTION_MARK = "§"
 
@@ -148,37 +144,6 @@ def renamed_subject(text: str, evidence: Evidence, source: Sequence[str]) -> str
         their_subject = set(stems(theirs.group(1)))
         if their_subject and subject - heard and not their_subject & set(stems(sentence)):
             return best
-    return None
-
-
-def replaced_subject(text: str, source: Sequence[str]) -> str | None:
-    """The source sentence a memory sentence copies with its opening words swapped for others, if any.
-
-    "Papain cuts below the hinge instead, so you get one bivalent F(ab')2", after the expert said "Pepsin
-    cuts below the hinge instead, so you get ...": what follows the subject (REPLACED_REST of the rest of the
-    sentence, three words at least) is copied as it is, and the subject it opened with (SUBJECT_WORDS words
-    at most, as is the new one) is gone from the memory sentence while the new one is not in the source's.
-    A narrower subject is refused too: "Rat bites are ..." copied from "Rodent bites are ..." is not what the
-    expert said, though it may follow from it. A pronoun replaced by what it stands for ("It cuts aqueous
-    production" as "Timolol cuts aqueous production") is no content word and passes.
-    """
-    said = [(one, normal(one).split()) for turn in source for one in sentences(turn)]
-    for sentence in sentences(text):
-        mine = normal(sentence).split()
-        own = set(stems(sentence))
-        for one, theirs in said:
-            ops = difflib.SequenceMatcher(None, theirs, mine, autojunk=False).get_opcodes()
-            if len(ops) < 2 or ops[0][0] != "replace" or ops[0][1] or ops[0][3] or ops[1][0] != "equal":
-                continue
-            i2, j2 = ops[0][2], ops[0][4]
-            if max(i2, j2) > SUBJECT_WORDS:
-                continue
-            gone, new = set(stems(" ".join(theirs[:i2]))), set(stems(" ".join(mine[:j2])))
-            if not gone or not new or gone & own or new & set(stems(one)):
-                continue
-            kept = ops[1][2] - ops[1][1]  # the words right after the subject, copied as they are
-            if kept >= 3 and kept >= REPLACED_REST * (len(theirs) - i2):
-                return one
     return None
 
 

@@ -31,8 +31,8 @@ _ASKED = re.compile(
 )
 # "The user states ...", "the user wants ...": a memory reporting what the user said of themselves or the world
 _STATED = re.compile(
-    r"\buser\s+(?:\w+\s+){0,2}?(?:states?|stated|mentions?|mentioned|says|said|notes|noted|wants|needs|describes|"
-    r"reports|has|is)\b",
+    r"\buser\s+(?:\w+\s+){0,2}?(?:states?|stated|mentions?|mentioned|says|said|notes|noted|wants?|needs?|describes|"
+    r"reports|has|is|prefers?|likes?)\b",
     re.IGNORECASE,
 )
 ASKING = re.compile(r"\b(?:ask|asks|asked|asking|question|questions|wonders|wondered|wants to know)\b", re.I)
@@ -54,6 +54,7 @@ def misreported(text: str, evidence: Evidence) -> GateVerdict | None:
     they need to sort a patient of trauma" reports the quiz question as the user's own need.
     """
     options = parse_options(evidence.question)
+    strict = False  # a report of the user's own statement needs no paraphrase
     if _ASKED.search(text):
         said = [question_stem(evidence.question)] + [
             sentence
@@ -73,6 +74,7 @@ def misreported(text: str, evidence: Evidence) -> GateVerdict | None:
         if named_options(text, options, positive_only=True) & accepted:
             said += [question_stem(evidence.question), *(options[letter] for letter in accepted)]
         what = "the opening question reported as the user's own statement"
+        strict = True
     else:
         return None
     words = set(stems(text))
@@ -83,7 +85,12 @@ def misreported(text: str, evidence: Evidence) -> GateVerdict | None:
         return GateVerdict(ok=False, reason=GateReason.MISREPORTED, detail=f"{what}: a denial", unsupported=missing)
     glued = named_options(text, options, positive_only=True) - set().union(*(named_options(s, options) for s in said))
     glued |= _rejected_words(words, evidence, stemset(said))
-    if len(missing) <= max(1, MISREPORT_SHARE * len(words)) and not glued:
+    if _ASKED.search(text):
+        glued |= _option_words(words, options, stemset(said))
+    # a quiz case reported as the user's own needs no paraphrase: "The user does not want to take injections"
+    # (fresh28's truth-979) has one word of two that only the question has
+    slack = MISREPORT_SHARE * len(words) if strict else max(1, MISREPORT_SHARE * len(words))
+    if len(missing) <= slack and not glued:
         return None
     if glued:
         letter = sorted(glued)[0]
@@ -106,6 +113,15 @@ def _rejected_words(words: set[str], evidence: Evidence, said: set[str]) -> set[
         if (set(stems(options[letter])) - others - said) & words:
             out.add(letter)
     return out
+
+
+def _option_words(words: set[str], options: dict[str, str], said: set[str]) -> set[str]:
+    """The options a report of asking borrows a word from that no sentence of the user's asking has.
+
+    "The user asks about the contribution of the lens to the refractive power of the eye" (fresh27's
+    truth-949): the user asked which part contributes most; "lens" is only in two of the options.
+    """
+    return {letter for letter, text in options.items() if (set(stems(text)) - said) & words}
 
 
 def bare_letter(text: str, evidence: Evidence) -> bool:
