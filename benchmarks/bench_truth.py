@@ -65,7 +65,8 @@ set-aside option and answer-form rules). Truth-927..truth-940 are the ``fresh26`
 Truth-941..truth-975 are the ``fresh27`` split, written the same way after those and used once (then
 read while writing session 17's rules). Truth-976..truth-1010 are the ``fresh28`` split, written the same
 way after fresh27's run started, used once to measure session 16's dash rule (then read while writing
-session 17's rules).
+session 17's rules). Truth-1011..truth-1045 are the ``fresh29`` split, written the same way after session
+17's rules and used once.
 
 Each conversation is built with ``agents.team.build_memories`` (SME source, domain medicine) into a
 FRESH temporary store, with the real model loaded once. Then every memory in the store is read back
