@@ -23,8 +23,10 @@ _LETTER_REFS = (
     re.compile(r"(?<![A-Za-z0-9°º])\(?([A-Ea-e])\)"),  # not a stage's letter "(T4d)", nor "(at 20°C)"
     re.compile(r"\b(?:[Aa]nswer|[Oo]ption|[Cc]hoice)(?:'s|’s)?\s*(?:is|:|-|=)?\s*\(?([A-E])\b(?![a-z'-])"),
     re.compile(r"\b(?:[Ii]t'?s|[Ii]t is|[Pp]ick|[Cc]hoose|[Gg]o with)\s+\(?([A-E])\b(?![a-z'-])"),
-    # a lower-case letter that ends the turn after "it's": "wrong one. it's c"
-    re.compile(r"\b(?:[Ii]t'?s|[Ii]t is|[Ii]ts)\s+\(?([a-e])\)?\s*[.!]?\s*$"),
+    # a lower-case letter that ends the turn after "it's" or "should be": "wrong one. it's c", "should be d"
+    re.compile(
+        r"\b(?:[Ii]t'?s|[Ii]t is|[Ii]ts|[Ss]hould(?:'ve|’ve|\s+have)?\s+(?:be|been))\s+\(?([a-e])\)?\s*[.!]?\s*$"
+    ),
     # a whole turn: "c", "(C)", "no — d"
     re.compile(r"^\s*(?:[Nn]o|[Yy]es)?[,.!\s\u2013\u2014-]*\(?([A-Ea-e])\)?\s*[.!]?\s*$"),
     # a clause that opens with the letter and calls it right: "C is correct", "B is the one"
@@ -65,11 +67,12 @@ def negative_question(question: str) -> bool:
     return bool(_NEGATIVE.search(question_stem(question)))
 
 
+# a place in words or figures: "the third one", "1st option" (fresh29's truth-1018)
+_PLACES = "first|second|third|fourth|fifth|1st|2nd|3rd|4th|5th"
 # "the third one" as a verdict, not "the first one to rise"
-_ORDINAL = re.compile(
-    r"\bthe\s+(first|second|third|fourth|fifth)\s+(?:one|option)\b(?!\s+(?:to|of|that|which|who)\b)", re.I
-)
+_ORDINAL = re.compile(rf"\bthe\s+({_PLACES})\s+(?:one|option)\b(?!\s+(?:to|of|that|which|who)\b)", re.I)
 _ORDER = {"first": "A", "second": "B", "third": "C", "fourth": "D", "fifth": "E"}
+_ORDER |= {"1st": "A", "2nd": "B", "3rd": "C", "4th": "D", "5th": "E"}
 # "Option two." as a verdict: an option's number
 _NUMBERED = re.compile(
     r"(?<!\bof\s)\b(?:option|choice)\s+(one|two|three|four|five|[1-5])\b(?!\s*(?:%|mg|ml|or|and|of)\b)", re.I
@@ -78,7 +81,7 @@ _NUMBER = {"one": "A", "two": "B", "three": "C", "four": "D", "five": "E", "1": 
 _NUMBER_ALONE = re.compile(r"^\s*\(?([1-4])\)?\s*[.!]?\s*$")
 # a whole turn naming a place without "the": "second one", "Third option.", "the fourth"
 _PLACE_ALONE = re.compile(
-    r"^\s*(?:(?:no|yes)[,.!]?\s+)?(?:the\s+)?(first|second|third|fourth|fifth)(?:\s+(?:one|option|choice))?\s*[.!]?\s*$",
+    rf"^\s*(?:(?:no|yes)[,.!]?\s+)?(?:the\s+)?({_PLACES})(?:\s+(?:one|option|choice))?\s*[.!]?\s*$",
     re.IGNORECASE,
 )
 _LAST = re.compile(r"\b(?:the\s+)?last\s+(?:one|option|choice)\b(?!\s+(?:to|of|that|which|who|you)\b)", re.I)
@@ -381,7 +384,7 @@ def _opening_pick(said: str, options: dict[str, str], picked: set[str]) -> set[s
 
 
 # an option called by its letter that :func:`memory.letters.unletter` left: "which includes both options B and C"
-_PLACE = re.compile(r"\b(?:first|second|third|fourth|fifth|last)\s+(?:option|choice)\b", re.I)  # not "the second one"
+_PLACE = re.compile(rf"\b(?:{_PLACES}|last)\s+(?:option|choice)\b", re.I)  # not "the second one"
 _LETTER_LEFT = re.compile(r"\b(?:[Oo]ptions?|[Cc]hoices?|[Aa]nswers?|[Ll]etters?)\s+\(?([A-E])\)?(?![A-Za-z0-9'])")
 
 

@@ -35,6 +35,19 @@ _STATED = re.compile(
     r"reports|has|is|prefers?|likes?)\b",
     re.IGNORECASE,
 )
+# "The user wants ...", "they need to ...": a memory reporting a wish of the user's
+_WISH = re.compile(
+    r"\b(?:user|they)\s+(?:\w+\s+){0,2}?"
+    r"(?:wants?|wanted|needs?|needed|prefers?|preferred|wish(?:es)?|would (?:like|rather)|likes)\b"
+    r"(?!\s+to\s+know\b)",  # "wants to know" reports asking
+    re.IGNORECASE,
+)
+# a wish in the user's own words: "I want", "we'd rather", "I'm looking for", "please", "give me", "can you"
+_OWN_WISH = re.compile(
+    r"\b(?:I|we)(?:'d|'m|’d|’m)?\s+(?:\w+\s+){0,2}?(?:want|wanted|need|needed|prefer|like|wish|rather|hope|looking)\b"
+    r"|\bplease\b|\b(?:give|tell|show|help|send)\s+(?:me|us)\b|\b(?:can|could|would|will)\s+you\b",
+    re.IGNORECASE,
+)
 ASKING = re.compile(r"\b(?:ask|asks|asked|asking|question|questions|wonders|wondered|wants to know)\b", re.I)
 REPORT = re.compile(r"\b(?:user|expert|sme)\b", re.IGNORECASE)  # a memory that reports what someone said
 # a report of asking or agreeing may paraphrase: this share of its words (one at least) may be missing
@@ -51,9 +64,15 @@ def misreported(text: str, evidence: Evidence) -> GateVerdict | None:
     in "?" or opening with a question word or a request); what the user agreed on, from the clauses where
     they assent. An option is asked about only if one of those sentences names it. What the user stated,
     when the opening turn is a multiple-choice question, comes from the later turns: "The user states that
-    they need to sort a patient of trauma" reports the quiz question as the user's own need.
+    they need to sort a patient of trauma" reports the quiz question as the user's own need. A wish ("the
+    user wants ...") in a quiz needs a user turn that says one in the first person or asks ("I'd like",
+    "please", "can you").
     """
     options = parse_options(evidence.question)
+    if options and _WISH.search(text) and not any(_OWN_WISH.search(turn) for turn in evidence.user_said):
+        # "The user states that they want to confirm the diagnosis ... with hysteroscopy" (fresh29's truth-1028):
+        # the expert said the first step is to confirm it; nobody said what they want
+        return GateVerdict(ok=False, reason=GateReason.MISREPORTED, detail="a wish the user never expressed")
     strict = False  # a report of the user's own statement needs no paraphrase
     if _ASKED.search(text):
         said = [question_stem(evidence.question)] + [
