@@ -208,6 +208,24 @@ def _rejected_sentence_copy(
 _GIVES_ANSWER = re.compile(r"\b(?:answer|option)\s+(?:is|was)\b", re.IGNORECASE)
 
 
+def _rejected_list(text: str, options: dict[str, str], known: Answers, source: Sequence[str]) -> str | None:
+    """A rejected option of several comma-separated parts that a sentence of the memory writes out whole.
+
+    The chunks the other checks read end at commas, so they never see such an option whole: "The APGAR
+    acronym stands for Activity, pulse pressure, grimace, appearance, rate of respiration, so ... the right
+    option is Appearance, pulse, grimace, activity, respiration" (fresh29's truth-1032) asserts the
+    rejected list. A sentence that denies something, or an option the source itself wrote out, is left.
+    """
+    for letter in sorted(known.rejected - known.accepted):
+        name = f" {normal(options[letter])} "
+        alike = [other for other in options if other != letter and f" {normal(options[other])} " == name]
+        if "," not in options[letter] or alike or any(name in f" {normal(said)} " for said in source):
+            continue  # "CD 5+, CD 23+" and "CD 5+, CD 23-" are alike in plain words
+        if any(name in f" {normal(s)} " and not NEGATION.search(s) for s in sentences(text)):
+            return letter
+    return None
+
+
 def option_check(text: str, evidence: Evidence, source: Sequence[str]) -> GateVerdict | None:
     """A memory may name an option other than the accepted one only where the source said the same.
 
@@ -224,6 +242,10 @@ def option_check(text: str, evidence: Evidence, source: Sequence[str]) -> GateVe
         return misread
     text = unquoted(text, evidence.question)
     known = known_answers(evidence)
+    listed = _rejected_list(text, options, known, source)
+    if listed is not None:
+        detail = f"states the rejected answer {listed}) {options[listed]}, written out whole"
+        return GateVerdict(ok=False, reason=GateReason.REJECTED_ANSWER, detail=detail)
     source_clauses = [c for s in source for c in clauses(s)]
     # in a negative question ("... does NOT provide:") "X does not ..." asserts X as the answer
     negated_ask = bool(NEGATION.search(question_stem(evidence.question)))

@@ -84,6 +84,12 @@ _PLACE_ALONE = re.compile(
     rf"^\s*(?:(?:no|yes)[,.!]?\s+)?(?:the\s+)?({_PLACES})(?:\s+(?:one|option|choice))?\s*[.!]?\s*$",
     re.IGNORECASE,
 )
+# a place ending a clause after "it's the", "should be the": "no - it's the fourth" (fresh29's truth-1032)
+_PLACE_SAID = re.compile(
+    rf"\b(?:it'?s|it is|its|should(?:'ve|’ve|\s+have)?\s+(?:be|been)|answer is|go with|pick)\s+the\s+({_PLACES})\b"
+    r"(?=\s*(?:[.!,;:]|$))",
+    re.IGNORECASE,
+)
 _LAST = re.compile(r"\b(?:the\s+)?last\s+(?:one|option|choice)\b(?!\s+(?:to|of|that|which|who|you)\b)", re.I)
 
 
@@ -100,6 +106,7 @@ def letters_named(text: str, options: dict[str, str] | None = None) -> set[str]:
     if options and _LAST.search(text):
         found.add(max(options))
     found |= {_NUMBER.get(m.group(1).lower(), "E") for m in _NUMBERED.finditer(text)}
+    found |= {_ORDER[m.group(1).lower()] for m in _PLACE_SAID.finditer(text)}
     return found | {_ORDER[m.group(1).lower()] for m in _ORDINAL.finditer(text)}
 
 

@@ -16,6 +16,7 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 
 from memory.gate_terms import Evidence, support_sentences
+from memory.letters import unletter
 from memory.option_gate import ECHO_MIN_STEMS
 from memory.options import named_options, parse_options, question_stem
 from memory.subject_copies import replaced_subject
@@ -252,10 +253,17 @@ def chatbot_sentence(text: str, evidence: Evidence, source: Sequence[str]) -> st
     the source's. Sentences of three words or more, outside the question's, count; a copy that restates
     three or more of one source sentence's words beyond the question's, and half of that sentence, passes.
     """
+    options = parse_options(evidence.question)
     said = [f" {_plain(turn)} " for turn in source]
     chatbot = [f" {_plain(turn)} " for turn in evidence.model_said]
+    # each of the chatbot's sentences, and the source's turns, with their letters dropped or spelt out as a
+    # memory's are: "Understood: A) In the test, ..." is the chatbot's closing line (fresh29's truth-1043),
+    # "The answer is D." the source's
+    spelt = (
+        [f" {_plain(unletter(s, options))} " for turn in evidence.model_said for s in sentences(turn)],
+        [f" {_plain(unletter(turn, options))} " for turn in source],
+    )
     asked = f" {_plain(evidence.question)} "
-    options = parse_options(evidence.question)
     case = case_words(evidence.question, options)
     heard = [told for _, told, _ in _source_sentences(tuple(source), tuple(options.items()))]
     names = sorted({name for name in map(_plain, options.values()) if name}, key=len, reverse=True)
@@ -263,7 +271,7 @@ def chatbot_sentence(text: str, evidence: Evidence, source: Sequence[str]) -> st
         flat = _plain(sentence)
         if len(flat.split()) < COPY_WORDS or f" {flat} " in asked:
             continue
-        if not _copied(flat, chatbot, said, names):
+        if not _copied(flat, chatbot, said, names, spelt):
             continue
         claim = set(stems(sentence)) - case
         restated = [one - case for one in heard if len(claim & one) >= CLAIM_COVER * len(claim)]
@@ -272,15 +280,26 @@ def chatbot_sentence(text: str, evidence: Evidence, source: Sequence[str]) -> st
     return None
 
 
-def _copied(flat: str, chatbot: Sequence[str], said: Sequence[str], names: Sequence[str]) -> bool:
+def _copied(
+    flat: str,
+    chatbot: Sequence[str],
+    said: Sequence[str],
+    names: Sequence[str],
+    spelt: tuple[Sequence[str], Sequence[str]],
+) -> bool:
     """Whether a memory sentence is the chatbot's and not the source's, as it is or with another option named.
 
     "Deaths of children counted per 1000 live births is the infant mortality rate" is the chatbot's rejected
     "... is the child mortality rate" with the accepted option put in (fresh24's truth-879): the definition
-    is still the chatbot's, and the source gave another.
+    is still the chatbot's, and the source gave another. ``spelt`` holds the chatbot's sentences and the
+    source's turns with their letters dropped or spelt out: a memory sentence that is one of those
+    sentences whole, and not the source's, is the chatbot's.
     """
     if any(f" {flat} " in turn for turn in chatbot):
         return not any(f" {flat} " in turn for turn in said)
+    chatbot_sentences, source_turns = spelt
+    if f" {flat} " in chatbot_sentences:  # a whole sentence of the chatbot's, its letter dropped
+        return not any(f" {flat} " in turn for turn in source_turns)
     masked = _masked(flat, names)
     if _OPTION_MARK not in masked:
         return False

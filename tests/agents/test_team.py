@@ -121,7 +121,9 @@ async def test_contradiction_judged_by_resolver_supersedes(engine: MemoryEngine)
         ),
     ]
     client = ReplayChatCompletionClient(replies)
-    state = BuildState(TROPICAMIDE, "u2", source=Source.USER, policy=ReviewPolicy.AUTO)
+    # the user says the preference in so many words: a wish nobody voiced is refused (session 18)
+    asked = [*TROPICAMIDE, Turn(role="user", content="From now on I'd prefer decimals, please.")]
+    state = BuildState(asked, "u2", source=Source.USER, policy=ReviewPolicy.AUTO)
     await build_memories(engine, client, state)
     uq = next(o for o in state.outcomes if o.type is MemoryType.USER_QUESTION)
     assert uq.action == "superseded" and uq.superseded == [old.id]
