@@ -13,7 +13,7 @@ from memory import grounding
 from memory.grounding import Evidence, GateReason
 from memory.models import Category, MemoryType, Source
 from memory.option_gate import known_answers
-from memory.options import about_topic, negative_question
+from memory.options import about_topic, negative_question, without_verdicts
 from memory.wording import sentences
 
 
@@ -66,8 +66,8 @@ def expert_words(state: BuildState, facts: Evidence) -> str | None:
 
     Whole sentences only, up to WORDS_CHARS; one that does not say what it is about (two words of the
     question's topic) is introduced by the question: "On 'The common site for ...': The lesion is ...",
-    unless it says nothing but an option ("C is the one I'd mark"): the question would make a memory of a
-    letter.
+    unless it says nothing but an option ("C is the one I'd mark", "Nope, it's the 2nd one"): the question
+    would make a memory of a letter or a place.
     """
     if state.source is not Source.SME:
         return None
@@ -81,7 +81,8 @@ def expert_words(state: BuildState, facts: Evidence) -> str | None:
     topic = grounding.question_stem(state.turns[0].content).rstrip(" :?.") if state.turns else ""
     if len(topic) < 8 or about_topic(words, topic):
         return words
-    if grounding.check(grounding.unletter(words, options), MemoryType.RESIDUAL, facts).reason is GateReason.NO_TOPIC:
+    bare = without_verdicts(grounding.unletter(words, options))  # "Nope, it's the 2nd one" (fresh30's truth-1060)
+    if grounding.check(bare, MemoryType.RESIDUAL, facts).reason is GateReason.NO_TOPIC:
         return None  # "C is the one I'd mark" says nothing the question could introduce
     return f"On '{_keep_the_ask(topic, TOPIC_CHARS)}': {words}"
 

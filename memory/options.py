@@ -110,6 +110,13 @@ def letters_named(text: str, options: dict[str, str] | None = None) -> set[str]:
     return found | {_ORDER[m.group(1).lower()] for m in _ORDINAL.finditer(text)}
 
 
+def without_verdicts(text: str) -> str:
+    """``text`` with its letter and place verdicts cut out ("Nope, it's the 2nd one" -> "Nope, it's")."""
+    for pattern in (*_LETTER_REFS, _LAST, _NUMBERED, _PLACE_SAID, _ORDINAL, _PLACE_ALONE):
+        text = pattern.sub(" ", text)
+    return text
+
+
 def _found(mine: set[str], said: set[str]) -> set[str]:
     """The words of ``mine`` that ``said`` has (as :func:`alike` words)."""
     return {w for w in mine if w in said or any(alike(w, s) for s in said)}

@@ -57,6 +57,13 @@ def test_residual_fallbacks_add_the_experts_words_or_the_spelt_out_answer() -> N
     assert [c.text for c in residual_fallbacks(letter, evidence(letter))] == [
         "For the question 'Concentration of tropicamide', the answer is 0.01."
     ]
+    # a place with a word or two ("Nope, it's the 2nd one", fresh30's truth-1060) is no memory either
+    for said in ("Nope, it's the 2nd one", "no - it's the second option!"):
+        placed = BuildState([*TURNS[:2], Turn(role="sme", content=said), closing], "sme-1", source=Source.SME)
+        assert expert_words(placed, evidence(placed)) is None, said
+        assert [c.text for c in residual_fallbacks(placed, evidence(placed))] == [
+            "For the question 'Concentration of tropicamide', the answer is 0.02."
+        ], said
     topical = "The concentration of tropicamide is 0.005-0.01, so the answer is 0.01."
     state.candidates = [Candidate(type=MemoryType.RESIDUAL, text=topical, category=Category.FACT)]
     assert residual_fallbacks(state, evidence(state)) == []  # a surviving memory already carries the answer
