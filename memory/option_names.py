@@ -76,6 +76,8 @@ PREFIX, SLACK = 5, 4
 ADJECTIVE_STEM = 4
 STEM, SPELLING = 6, 0.9
 _BRITISH = re.compile(r"(?<=[a-z])[ao]e|^oe")
+# "-ise", "-isation" as "-ize", "-ization": "Ionisation" is "Ionization" (fresh30's truth-1080)
+_BRITISH_ISE = re.compile(r"(?<=[a-z]{2})is(?=ation|at|e$|er|$)")
 
 
 @functools.lru_cache(maxsize=65536)
@@ -86,6 +88,9 @@ def alike(a: str, b: str) -> bool:
     if a[0].isdigit() or b[0].isdigit():
         return False
     a, b = _BRITISH.sub("e", a), _BRITISH.sub("e", b)
+    a, b = _BRITISH_ISE.sub("iz", a), _BRITISH_ISE.sub("iz", b)
+    if a == b:
+        return True
     shared = next((i for i, (x, y) in enumerate(zip(a, b, strict=False)) if x != y), min(len(a), len(b)))
     if shared >= PREFIX and max(len(a), len(b)) - shared <= SLACK:
         return True
