@@ -67,7 +67,8 @@ read while writing session 17's rules). Truth-976..truth-1010 are the ``fresh28`
 way after fresh27's run started, used once to measure session 16's dash rule (then read while writing
 session 17's rules). Truth-1011..truth-1045 are the ``fresh29`` split, written the same way after session
 17's rules and used once. Truth-1046..truth-1080 are the ``fresh30`` split, written the same way after
-session 18's rules and used once.
+session 18's rules and used once. Truth-1081..truth-1115 are the ``fresh31`` split, written the same way after
+session 19's rules and used once.
 
 Each conversation is built with ``agents.team.build_memories`` (SME source, domain medicine) into a
 FRESH temporary store, with the real model loaded once. Then every memory in the store is read back
