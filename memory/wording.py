@@ -40,12 +40,19 @@ _DASHES = frozenset({"-", "--", "–", "—"})
 _AUXILIARIES = "is are was were be been do does did can could should would will may might must has have had"
 _AUXILIARY = frozenset(_AUXILIARIES.split())
 _CUE = re.compile(r"^(?:not|no|never|cannot|neither|nor|without|none|instead|rather|\w+n['’]t)$", re.IGNORECASE)
+# "without" negates a noun phrase, which ends where its clause's verb begins: "categories without equal
+# intervals make an ordinal scale" says "ordinal scale" (fresh30's truth-1072)
+_PHRASE_VERBS = frozenset(
+    (_AUXILIARIES + " make makes made give gives gave form forms formed mean means become becomes became"
+     " define defines indicate indicates suggest suggests cause causes caused").split()
+)
 
 
 def positive_text(chunk: str) -> str:
     """A chunk without what it negates: the words in a negation's scope, and the subject of "X is not".
 
-    A scope ends at a clause mark, a dash or "but" ("not PT but aPTT" says aPTT), and after six words at most.
+    A scope ends at a clause mark, a dash or "but" ("not PT but aPTT" says aPTT), and after six words at most;
+    the scope of "without" also ends at its clause's verb.
     """
     words = chunk.split()
     dropped: set[int] = set()
@@ -55,6 +62,8 @@ def positive_text(chunk: str) -> str:
         dropped.add(i)
         for j in range(i + 1, min(len(words), i + 1 + SCOPE_WORDS)):
             if words[j].lower() == "but" or words[j] in _DASHES:  # "not PT but aPTT", "not X — Y": Y is said
+                break
+            if word.lower() == "without" and j > i + 1 and words[j].lower() in _PHRASE_VERBS:
                 break
             dropped.add(j)
             if SCOPE_END.search(words[j]):
