@@ -339,3 +339,14 @@ def test_the_expert_never_states_a_false_claim(conversations: list[dict[str, Any
         for turn in c["turns"][1:]:
             if turn["role"] == "sme":
                 assert not any(bench.asserts(turn["content"], f["keywords"]) for f in c["false_claims"]), c["id"]
+
+
+def test_no_conversation_shares_a_row_with_a_held_out_scenario(conversations: list[dict[str, Any]]) -> None:
+    # the held-out scenarios measure injection on rows nobody has read; a truth conversation is read when its
+    # run is, so none may be written on one of their rows (record ids carry a realidx's first 8 characters)
+    scenarios = BENCHMARKS.parent / "scenarios" / "data"
+    held_out = sorted(scenarios.glob("medmcqa-holdout*.yaml"))
+    assert [p.name for p in held_out] == ["medmcqa-holdout.yaml", "medmcqa-holdout2.yaml"]
+    text = "\n".join(p.read_text(encoding="utf-8").lower() for p in held_out)
+    shared = [c["id"] for c in conversations if f"mmcqa-{c['realidx'][:8].lower()}" in text]
+    assert shared == []
