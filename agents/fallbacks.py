@@ -11,9 +11,10 @@ from __future__ import annotations
 from agents.building import BuildState, Candidate
 from memory import grounding
 from memory.grounding import Evidence, GateReason
+from memory.letters import without_verdicts
 from memory.models import Category, MemoryType, Source
 from memory.option_gate import known_answers
-from memory.options import about_topic, negative_question, without_verdicts
+from memory.options import about_topic, negative_question
 from memory.wording import sentences
 
 

@@ -13,12 +13,12 @@ import re
 from collections.abc import Sequence
 
 from memory.gate_terms import UNSAID_SHARE, Evidence, GateReason, GateVerdict, support_sentences
+from memory.letters import letters_left
 from memory.negatives import reversed_answer
 from memory.options import (
     Answers,
     answers,
     leaning,
-    letters_left,
     named_options,
     negative_question,
     parse_options,

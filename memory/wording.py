@@ -43,8 +43,10 @@ _CUE = re.compile(r"^(?:not|no|never|cannot|neither|nor|without|none|instead|rat
 # "without" negates a noun phrase, which ends where its clause's verb begins: "categories without equal
 # intervals make an ordinal scale" says "ordinal scale" (fresh30's truth-1072)
 _PHRASE_VERBS = frozenset(
-    (_AUXILIARIES + " make makes made give gives gave form forms formed mean means become becomes became"
-     " define defines indicate indicates suggest suggests cause causes caused").split()
+    (
+        _AUXILIARIES + " make makes made give gives gave form forms formed mean means become becomes became"
+        " define defines indicate indicates suggest suggests cause causes caused"
+    ).split()
 )
 
 

@@ -9,10 +9,10 @@ it only lists further on; a user said to ask about an option's word, or to hold 
 from __future__ import annotations
 
 from memory.grounding import Evidence, GateReason, check
-from memory.letters import unletter
+from memory.letters import letters_named, unletter
 from memory.models import MemoryType
 from memory.option_gate import known_answers
-from memory.options import letters_named, parse_options
+from memory.options import parse_options
 from memory.subject_copies import replaced_subject
 from tests.memory.corrections import rejected_then_accepted
 

@@ -7,9 +7,9 @@ user memory that turns the expert's advice into the user's own wish.
 from __future__ import annotations
 
 from memory.grounding import GateReason, check
+from memory.letters import letters_left, letters_named
 from memory.models import MemoryType
 from memory.option_gate import known_answers
-from memory.options import letters_left, letters_named
 from tests.memory.corrections import rejected_then_accepted
 
 Q = MemoryType.USER_QUESTION
