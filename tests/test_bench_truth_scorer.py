@@ -106,6 +106,18 @@ def test_negated_or_mistake_framed_claims_are_not_false(text: str) -> None:
     assert not bench.asserts(text, CONV["false_claims"][0]["keywords"])
 
 
+def test_medical_terms_made_of_a_mistake_word_call_nothing_a_mistake() -> None:
+    # found by fresh31's writer: "error" and "reject" were mistake words wherever they stood
+    sem = [["standard error"], ["sample size", "square root"]]
+    assert bench.supports("The standard error shrinks with the square root of the sample size.", sem)
+    graft = [["tacrolimus"], ["rejection"]]
+    assert bench.supports("Tacrolimus prevents graft rejection after a kidney transplant.", graft)
+    assert bench.asserts("False ribs and tacrolimus prevent rejection.", graft)
+    # a mistake word beside one is still one
+    assert not bench.supports("Saying tacrolimus prevents graft rejection is an error.", graft)
+    assert not bench.asserts("It is wrong that tacrolimus prevents rejection.", graft)
+
+
 def test_the_after_window_needs_an_auxiliary() -> None:
     keywords = [["radioiodine"], ["child"]]
     assert not bench.asserts("Radioiodine is generally avoided in children.", keywords)
