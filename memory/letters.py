@@ -36,16 +36,27 @@ def _spelt(option: str, found: re.Match[str]) -> str:
     return f"{found.group(1)}{found.group(2) or ''} {option}"
 
 
+# how a whole-turn verdict may open before the letter or place it gives: "nope...", "wrong -", "no,"
+_VERDICT_OPENS = (
+    r"(?:no+|nope|nah|wrong|incorrect|not\s+quite|not\s+that(?:\s+one)?|negative|yes|yep|yeah|correct|right)"
+)
 _LETTER_REFS = (
     re.compile(r"(?<![A-Za-z0-9°º])\(?([A-Ea-e])\)"),  # not a stage's letter "(T4d)", nor "(at 20°C)"
     re.compile(r"\b(?:[Aa]nswer|[Oo]ption|[Cc]hoice)(?:'s|’s)?\s*(?:is|:|-|=)?\s*\(?([A-E])\b(?![a-z'-])"),
     re.compile(r"\b(?:[Ii]t'?s|[Ii]t is|[Pp]ick|[Cc]hoose|[Gg]o with)\s+\(?([A-E])\b(?![a-z'-])"),
-    # a lower-case letter that ends the turn after "it's" or "should be": "wrong one. it's c", "should be d"
+    # a lower-case letter that ends the turn, or a sentence, after "it's", "should be", "the answer is" or
+    # "option": "wrong one. it's c", "should be d", "the answer is b. It drains ..." (fresh31's truth-1081)
     re.compile(
-        r"\b(?:[Ii]t'?s|[Ii]t is|[Ii]ts|[Ss]hould(?:'ve|’ve|\s+have)?\s+(?:be|been))\s+\(?([a-e])\)?\s*[.!]?\s*$"
+        r"\b(?:[Ii]t'?s|[Ii]t is|[Ii]ts|[Ss]hould(?:'ve|’ve|\s+have)?\s+(?:be|been)|[Aa]nswer(?:'s|’s|\s+is)"
+        r"|[Oo]ption|[Cc]hoice|[Gg]o with|[Pp]ick)\s+\(?([a-e])\)?(?=\s*[.!]*\s*$|\s*[.!]+\s+[A-Z])"
     ),
-    # a whole turn: "c", "(C)", "no — d"
-    re.compile(r"^\s*(?:[Nn]o|[Yy]es)?[,.!\s\u2013\u2014-]*\(?([A-Ea-e])\)?\s*[.!]?\s*$"),
+    # a whole turn: "c", "(C)", "no — d", "nope... option b", "wrong, the answer is d" (fresh31's truth-1095)
+    re.compile(
+        rf"^\s*(?:{_VERDICT_OPENS}\b)?[,.!\s\u2013\u2014-]*(?:(?:it'?s|it\s+is|its|go\s+with|pick|choose)\s+)?"
+        r"(?:(?:the\s+)?(?:right\s+|correct\s+)?(?:answer|option|choice)(?:'s|’s|\s+is)?\s*[:=-]?\s+)?"
+        r"\(?([A-Ea-e])\)?\s*[.!]*\s*$",
+        re.IGNORECASE,
+    ),
     # a clause that opens with the letter and calls it right: "C is correct", "B is the one"
     re.compile(r"^\s*\(?([A-E])\)?\s+is\s+(?:the\s+)?(?:correct|right|true|answer|one)\b"),
     # the letter as an adjective, or alone with one word after it: "it's the B one", "D, mate."
@@ -73,7 +84,8 @@ _NUMBER = {"one": "A", "two": "B", "three": "C", "four": "D", "five": "E", "1": 
 _NUMBER_ALONE = re.compile(r"^\s*\(?([1-4])\)?\s*[.!]?\s*$")
 # a whole turn naming a place without "the": "second one", "Third option.", "the fourth"
 _PLACE_ALONE = re.compile(
-    rf"^\s*(?:(?:no|yes)[,.!]?\s+)?(?:the\s+)?({_PLACES})(?:\s+(?:one|option|choice))?\s*[.!]?\s*$",
+    rf"^\s*(?:{_VERDICT_OPENS}\b[,.!\s\u2013\u2014-]*)?(?:(?:it'?s|it\s+is|its)\s+)?(?:the\s+)?({_PLACES})"
+    r"(?:\s+(?:one|option|choice))?\s*[.!]*\s*$",
     re.IGNORECASE,
 )
 # a place ending a clause after "it's the", "should be the": "no - it's the fourth" (fresh29's truth-1032)

@@ -345,7 +345,12 @@ def _source_sentences(
     )
 
 
-_PRONOUN = re.compile(r"^(?:it|it's|its|they|they're|their|these|this|those|he|she)\b", re.IGNORECASE)
+# a clause about what was named before it: "It's hydrophilic", "But it's a disease of children" (fresh31's truth-1093)
+_PRONOUN = re.compile(
+    r"^(?:(?:but|and|yet|so|still|though|although|however|also)[,\s]+)?"
+    r"(?:it|it's|its|they|they're|their|these|this|those|he|she)\b",
+    re.IGNORECASE,
+)
 
 
 def case_words(question: str, options: Mapping[str, str]) -> set[str]:

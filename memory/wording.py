@@ -50,6 +50,27 @@ _PHRASE_VERBS = frozenset(
 )
 
 
+# a negated verb inside a clause's subject ends where the main clause's copula begins: "The one lice don't
+# transmit is Q fever" says "Q fever" (fresh31's truth-1092), unless a relative word opens what is negated
+# ("doesn't cause what is called ...")
+_COPULAS = frozenset({"is", "are", "was", "were"})
+_RELATIVES = frozenset({"what", "which", "that", "who", "whom", "where", "when", "how"})
+_DO_BEFORE = re.compile(r"\b(?:do|does|did)\s*$", re.IGNORECASE)
+
+
+def _do_negation(words: list[str], i: int) -> bool:
+    """Whether the cue ``words[i]`` negates a verb with "do": "don't", "doesn't", "did not"."""
+    cue = words[i].lower().strip(",;:.!?()\"'")
+    if cue.endswith(("n't", "n’t")):
+        return cue[:-3] in {"do", "does", "did"}
+    return cue == "not" and i > 0 and words[i - 1].lower() in {"do", "does", "did"}
+
+
+def _main_verb(word: str, before: list[str], *, do_verb: bool) -> bool:
+    """Whether ``word``, after the negated verb phrase ``before``, is the copula of the main clause."""
+    return do_verb and word.lower() in _COPULAS and not any(w.lower() in _RELATIVES for w in before)
+
+
 def positive_text(chunk: str) -> str:
     """A chunk without what it negates: the words in a negation's scope, and the subject of "X is not".
 
@@ -66,6 +87,8 @@ def positive_text(chunk: str) -> str:
             if words[j].lower() == "but" or words[j] in _DASHES:  # "not PT but aPTT", "not X — Y": Y is said
                 break
             if word.lower() == "without" and j > i + 1 and words[j].lower() in _PHRASE_VERBS:
+                break
+            if j > i + 1 and _main_verb(words[j], words[i + 1 : j], do_verb=_do_negation(words, i)):
                 break
             dropped.add(j)
             if SCOPE_END.search(words[j]):
@@ -149,7 +172,15 @@ def negated_spans(text: str) -> list[str]:
         rest = text[cue.end() :]
         end = SCOPE_END.search(rest.lstrip())
         scope = (rest.lstrip()[: end.start()] if end else rest).split()[:SCOPE_WORDS]
-        cut = next((i for i, w in enumerate(scope) if w.lower() == "but" or w in _DASHES), len(scope))
+        do_verb = cue.group(0).lower() in {"n't", "n’t"} or bool(_DO_BEFORE.search(text[: cue.start()]))
+        cut = next(
+            (
+                i
+                for i, w in enumerate(scope)
+                if w.lower() == "but" or w in _DASHES or (i > 0 and _main_verb(w, scope[:i], do_verb=do_verb))
+            ),
+            len(scope),
+        )
         out.append(" ".join(scope[:cut]))
     return out
 

@@ -57,8 +57,15 @@ def test_residual_fallbacks_add_the_experts_words_or_the_spelt_out_answer() -> N
     assert [c.text for c in residual_fallbacks(letter, evidence(letter))] == [
         "For the question 'Concentration of tropicamide', the answer is 0.01."
     ]
-    # a place with a word or two ("Nope, it's the 2nd one", fresh30's truth-1060) is no memory either
-    for said in ("Nope, it's the 2nd one", "no - it's the second option!"):
+    # a place with a word or two ("Nope, it's the 2nd one", fresh30's truth-1060) is no memory either, nor a
+    # letter or place after "no"/"nope" (fresh31's truth-1081, -1095 and -1109 stored nothing at all)
+    for said in (
+        "Nope, it's the 2nd one",
+        "no - it's the second option!",
+        "no, the answer is b",
+        "nope... option b",
+        "nope. second option",
+    ):
         placed = BuildState([*TURNS[:2], Turn(role="sme", content=said), closing], "sme-1", source=Source.SME)
         assert expert_words(placed, evidence(placed)) is None, said
         assert [c.text for c in residual_fallbacks(placed, evidence(placed))] == [
