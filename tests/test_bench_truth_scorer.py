@@ -239,7 +239,7 @@ def test_data_size_styles_and_splits(conversations: list[dict[str, Any]]) -> Non
     # 001-020 were written as the dev split; 021 and 023 moved there after their results were read while
     # the truth gate was being tuned (a number is never reported on the data it was tuned on)
     assert dev == [f"truth-{n:03d}" for n in range(1, 21)] + ["truth-021", "truth-023"]
-    splits = ("dev", "test", "fresh", *(f"fresh{n}" for n in range(2, 32)))
+    splits = ("dev", "test", "fresh", *(f"fresh{n}" for n in range(2, 33)))
     assert {c["split"] for c in conversations} == set(splits)
     for split in splits:
         assert {c["style"] for c in conversations if c["split"] == split} == STYLES, split
@@ -304,6 +304,8 @@ def test_data_size_styles_and_splits(conversations: list[dict[str, Any]]) -> Non
     assert [c["id"] for c in conversations if c["split"] == "fresh30"] == [f"truth-{n:03d}" for n in range(1046, 1081)]
     # fresh31 (1081-1115) was written blind after session 19's rules, the same way, and is used once
     assert [c["id"] for c in conversations if c["split"] == "fresh31"] == [f"truth-{n:03d}" for n in range(1081, 1116)]
+    # fresh32 (1116-1150) was written blind during session 20, the same way, and is used once
+    assert [c["id"] for c in conversations if c["split"] == "fresh32"] == [f"truth-{n:03d}" for n in range(1116, 1151)]
 
 
 def test_every_row_is_well_formed(conversations: list[dict[str, Any]]) -> None:
