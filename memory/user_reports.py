@@ -104,17 +104,40 @@ def misreported(text: str, evidence: Evidence) -> GateVerdict | None:
         return GateVerdict(ok=False, reason=GateReason.MISREPORTED, detail=f"{what}: a denial", unsupported=missing)
     glued = named_options(text, options, positive_only=True) - set().union(*(named_options(s, options) for s in said))
     glued |= _rejected_words(words, evidence, stemset(said))
+    unasked: set[str] = set()
     if _ASKED.search(text):
         glued |= _option_words(words, options, stemset(said))
+        # a name is asked about only if an asking sentence has it: "The user asks about Langer's lines" after
+        # a question on Kraissl's lines that the expert answered by naming Langer's (fresh31's truth-1113)
+        unasked = set(missing) & _names(text)
     # a quiz case reported as the user's own needs no paraphrase: "The user does not want to take injections"
     # (fresh28's truth-979) has one word of two that only the question has
     slack = MISREPORT_SHARE * len(words) if strict else max(1, MISREPORT_SHARE * len(words))
-    if len(missing) <= slack and not glued:
+    if len(missing) <= slack and not glued and not unasked:
         return None
     if glued:
         letter = sorted(glued)[0]
         missing = [f"{letter}) {options[letter]}", *missing]
     return GateVerdict(ok=False, reason=GateReason.MISREPORTED, detail=what, unsupported=missing)
+
+
+_CAPITALISED = re.compile(r"\b[A-Z][a-z][\w'’-]*")
+_BRACKETED = re.compile(r"\([^()]*\)")
+
+
+def _names(text: str) -> set[str]:
+    """Stems of the names a text writes inside a sentence ("Langer's lines"), not at its start.
+
+    Not an acronym ("DALYs"), nor what brackets hold ("the Millennium Development Goals (MDGs)"): another
+    way of writing what was asked.
+    """
+    text = _BRACKETED.sub(lambda found: " " * len(found.group(0)), text)
+    return {
+        stem
+        for found in _CAPITALISED.finditer(text)
+        if text[: found.start()].strip() and text[: found.start()].rstrip()[-1] not in ".!?:"
+        for stem in stems(found.group(0))
+    }
 
 
 def _rejected_words(words: set[str], evidence: Evidence, said: set[str]) -> set[str]:

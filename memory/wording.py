@@ -50,20 +50,15 @@ _PHRASE_VERBS = frozenset(
 )
 
 
-# a negated verb inside a clause's subject ends where the main clause's copula begins: "The one lice don't
-# transmit is Q fever" says "Q fever" (fresh31's truth-1092), unless a relative word opens what is negated
-# ("doesn't cause what is called ...")
+# what a negated verb inside a clause's subject denies ends where the main clause's copula begins: "The one
+# lice don't transmit is Q fever" denies "transmit" of Q fever, and says nothing against Q fever itself, so a
+# memory that Q fever is the answer to "which is not transmitted by lice" contradicts nothing (fresh31's
+# truth-1092); unless a relative word opens what is negated ("doesn't cause what is called ..."). Which option
+# such a sentence speaks for is another matter (:func:`positive_text` keeps Q fever in the scope: in a
+# question that is not negative, "what doesn't belong is X" speaks against X)
 _COPULAS = frozenset({"is", "are", "was", "were"})
 _RELATIVES = frozenset({"what", "which", "that", "who", "whom", "where", "when", "how"})
 _DO_BEFORE = re.compile(r"\b(?:do|does|did)\s*$", re.IGNORECASE)
-
-
-def _do_negation(words: list[str], i: int) -> bool:
-    """Whether the cue ``words[i]`` negates a verb with "do": "don't", "doesn't", "did not"."""
-    cue = words[i].lower().strip(",;:.!?()\"'")
-    if cue.endswith(("n't", "n’t")):
-        return cue[:-3] in {"do", "does", "did"}
-    return cue == "not" and i > 0 and words[i - 1].lower() in {"do", "does", "did"}
 
 
 def _main_verb(word: str, before: list[str], *, do_verb: bool) -> bool:
@@ -87,8 +82,6 @@ def positive_text(chunk: str) -> str:
             if words[j].lower() == "but" or words[j] in _DASHES:  # "not PT but aPTT", "not X — Y": Y is said
                 break
             if word.lower() == "without" and j > i + 1 and words[j].lower() in _PHRASE_VERBS:
-                break
-            if j > i + 1 and _main_verb(words[j], words[i + 1 : j], do_verb=_do_negation(words, i)):
                 break
             dropped.add(j)
             if SCOPE_END.search(words[j]):

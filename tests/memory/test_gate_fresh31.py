@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pytest
 
+from memory.gate_terms import GateReason
 from memory.grounding import check
 from memory.letters import letters_named, number_alone, without_verdicts
 from memory.models import MemoryType
@@ -84,7 +85,6 @@ def test_a_negated_verb_inside_the_subject_ends_at_the_main_copula() -> None:
     # fresh31's truth-1092: "The one lice don't transmit is Q fever" read as denying Q fever, so the spelt-out
     # answer to a "not transmitted" question was refused as negated and the corrected fact never stored
     said = ["Ticks carry Lyme disease, babesiosis and tularaemia. The one ticks don't spread is typhoid."]
-    assert positive_text(said[0].split(". ")[1]) == "is typhoid."
     assert negated_spans("The one ticks do not spread is typhoid") == ["spread"]
     facts = rejected_then_accepted(VECTOR, "C) Babesiosis.", said, "Thanks, B) Typhoid.")
     assert known_answers(facts).accepted == {"B"}
@@ -94,3 +94,19 @@ def test_a_negated_verb_inside_the_subject_ends_at_the_main_copula() -> None:
     assert negated_spans("It doesn't cause what is called pellagra") == ["cause what is called pellagra"]
     assert positive_text("Ticks don't spread typhoid") == ""
     assert not check("Ticks spread typhoid.", MemoryType.RESIDUAL, facts).ok
+
+
+NODE = "Virchow's node lies in the: A) Right supraclavicular fossa B) Left supraclavicular fossa C) Axilla D) Groin"
+
+
+def test_a_name_the_expert_only_mentioned_was_not_asked_about() -> None:
+    # fresh31's truth-1113: "The user asks about Langer's lines" after a question on Kraissl's lines, where the
+    # expert named Langer's only to say the chatbot had mixed them up
+    said = ["No, you are mixing it up with the Delphian node, in front of the larynx. Virchow's is on the left."]
+    facts = rejected_then_accepted(NODE, "A) Right supraclavicular fossa.", said, "I see, B) Left.")
+    verdict = check("The user asks about the Delphian node.", MemoryType.USER_QUESTION, facts)
+    assert not verdict.ok and verdict.reason is GateReason.MISREPORTED
+    assert check("The user asks about Virchow's node.", MemoryType.USER_QUESTION, facts).ok
+    assert check("The user asks where Virchow's node lies.", MemoryType.USER_QUESTION, facts).ok
+    # an acronym or a bracketed short form is another way of writing what was asked (fresh22's truth-836)
+    assert check("The user asks where Virchow's node (VN) lies.", MemoryType.USER_QUESTION, facts).ok
