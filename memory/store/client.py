@@ -245,6 +245,15 @@ def _connect_server(url: str, chroma_settings: ChromaSettings) -> ClientAPI:
     return client
 
 
+def _holder(text: str) -> str:
+    """Who holds the lock, from the lock file's record ("pid 4242, since 2026-11-29T13:35:05+00:00")."""
+    try:
+        record = json.loads(text)
+        return f"pid {int(record['pid'])}, since {record['since']}"
+    except (ValueError, TypeError, KeyError):
+        return f"pid {text.strip()}" if text.strip() else "pid unknown"
+
+
 def _take_lock(path: Path) -> Any:
     try:
         path.mkdir(parents=True, exist_ok=True)
@@ -257,10 +266,10 @@ def _take_lock(path: Path) -> Any:
         fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except BlockingIOError:
         handle.seek(0)
-        owner = handle.read().strip() or "unknown"
+        owner = _holder(handle.read())
         handle.close()
         raise StoreInUseError(
-            f"the store at {path} is in use by another process (pid {owner}); stop it, or run a Chroma "
+            f"the store at {path} is in use by another process ({owner}); stop it, or run a Chroma "
             "server (`chroma run --path DIR`) and set MARK_CHROMA_URL so several processes can share it"
         ) from None
     handle.seek(0)

@@ -115,6 +115,7 @@ def test_crash_during_feedback_keeps_previous_state(settings: Settings) -> None:
 
 
 def test_second_process_gets_clear_store_in_use_error(settings: Settings) -> None:
+    import os
     import subprocess
     import sys
 
@@ -128,6 +129,8 @@ def test_second_process_gets_clear_store_in_use_error(settings: Settings) -> Non
         )
         proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=False)
         assert "IN USE:" in proc.stdout and "MARK_CHROMA_URL" in proc.stdout, proc.stderr
+        # the holder is named in words, not as the lock file's raw record
+        assert f"(pid {os.getpid()}, since 20" in proc.stdout and '{"pid"' not in proc.stdout, proc.stdout
     finally:
         engine.close()
 
