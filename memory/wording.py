@@ -61,9 +61,9 @@ _RELATIVES = frozenset({"what", "which", "that", "who", "whom", "where", "when",
 _DO_BEFORE = re.compile(r"\b(?:do|does|did)\s*$", re.IGNORECASE)
 
 
-def _main_verb(word: str, before: list[str], *, do_verb: bool) -> bool:
+def _main_verb(word: str, before: list[str]) -> bool:
     """Whether ``word``, after the negated verb phrase ``before``, is the copula of the main clause."""
-    return do_verb and word.lower() in _COPULAS and not any(w.lower() in _RELATIVES for w in before)
+    return word.lower() in _COPULAS and not any(w.lower() in _RELATIVES for w in before)
 
 
 def positive_text(chunk: str) -> str:
@@ -165,12 +165,13 @@ def negated_spans(text: str) -> list[str]:
         rest = text[cue.end() :]
         end = SCOPE_END.search(rest.lstrip())
         scope = (rest.lstrip()[: end.start()] if end else rest).split()[:SCOPE_WORDS]
-        do_verb = cue.group(0).lower() in {"n't", "n’t"} or bool(_DO_BEFORE.search(text[: cue.start()]))
+        # a negated verb ("don't transmit", "do not transmit", "isn't absorbed"), not a negated noun ("no nodes")
+        verb = cue.group(0).lower() in {"n't", "n’t"} or bool(_DO_BEFORE.search(text[: cue.start()]))
         cut = next(
             (
                 i
                 for i, w in enumerate(scope)
-                if w.lower() == "but" or w in _DASHES or (i > 0 and _main_verb(w, scope[:i], do_verb=do_verb))
+                if w.lower() == "but" or w in _DASHES or (verb and i > 0 and _main_verb(w, scope[:i]))
             ),
             len(scope),
         )
