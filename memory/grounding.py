@@ -77,6 +77,7 @@ from memory.wording import (
     NEGATION,
     asserted_stems,
     clauses,
+    exact,
     negated_stems,
     negation_subject,
     normal,
@@ -187,8 +188,8 @@ def _unsaid(text: str, allowed: Sequence[str], evidence: Evidence) -> GateVerdic
     words = stems(text)
     pool = stemset(allowed)
     foreign = [w for w in dict.fromkeys(words) if w not in pool]
-    exact = [w for w in foreign if w[0].isdigit() or w in _DEGREE]  # numbers, "a rare condition": said, or not
-    if not words or (not exact and len(foreign) <= UNSAID_SHARE * len(set(words))):
+    said_exactly = [w for w in foreign if exact(w) or w in _DEGREE]  # numbers, "a rare condition": said, or not
+    if not words or (not said_exactly and len(foreign) <= UNSAID_SHARE * len(set(words))):
         return None
     everything = stemset([evidence.question, *evidence.user_said, *evidence.model_said, evidence.reference])
     from_example = [w for w in foreign if w not in everything and w in stemset([evidence.example])]
@@ -201,7 +202,7 @@ def _unsaid(text: str, allowed: Sequence[str], evidence: Evidence) -> GateVerdic
         return GateVerdict(
             ok=False, reason=GateReason.MODEL_WORDS, detail="the chatbot's words, not the source's", unsupported=foreign
         )
-    what = "numbers or degree words" if exact else "words"
+    what = "numbers, codes or degree words" if said_exactly else "words"
     return GateVerdict(ok=False, reason=GateReason.UNSAID, detail=f"{what} nobody said", unsupported=foreign)
 
 

@@ -29,7 +29,7 @@ from enum import StrEnum
 from pydantic import BaseModel, ConfigDict
 
 from memory.knowledge_models import KnowledgeHit
-from memory.wording import clauses, negated_stems, negation_subject, positive_text, stems
+from memory.wording import clauses, exact, negated_stems, negation_subject, positive_text, stems
 
 FRAME_SHARE = 0.6  # share of the memory's word stems a passage clause must hold to be about the same thing
 SUPPORT_SHARE = 0.8  # share of the memory's stems (numbers all) a passage must hold to support it
@@ -63,11 +63,11 @@ class KnowledgeVerdict(BaseModel):
 
 
 def _words(text: str) -> set[str]:
-    return {s for s in stems(text) if not s[0].isdigit()}
+    return {s for s in stems(text) if not exact(s)}
 
 
 def _numbers(text: str) -> set[str]:
-    return {s for s in stems(text) if s[0].isdigit()}
+    return {s for s in stems(text) if exact(s)}
 
 
 def _positive(text: str) -> set[str]:
@@ -102,7 +102,7 @@ def clash(memory: str, clause: str, passage: str) -> str:
     if _negated(memory) & _positive(clause) & shared and _same_subject(memory, said):
         return f"the passage asserts what it negates: {clause!r}"
     numbers, theirs = _numbers(memory), _numbers(clause)
-    head = next((w for w in stems(memory) if not w[0].isdigit()), "")
+    head = next((w for w in stems(memory) if not exact(w)), "")
     about = head in said or mine <= said  # the clause names what the memory is about (its first word)
     if numbers and theirs and about and not numbers & _numbers(passage):
         return f"the passage gives {', '.join(sorted(theirs))}, not {', '.join(sorted(numbers))}: {clause!r}"

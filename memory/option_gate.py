@@ -25,7 +25,7 @@ from memory.options import (
     part_of,
     question_stem,
 )
-from memory.wording import CHUNK, NEGATION, clauses, normal, sentences, stems, stemset, words
+from memory.wording import CHUNK, NEGATION, clauses, exact, normal, sentences, stems, stemset, words
 
 # a clause of a memory whose claim (its words beyond the question's stem) one rejected chatbot clause
 # covers this much of, and no source clause within this margin of it, is the chatbot's rejected reasoning
@@ -368,7 +368,7 @@ def _within_accepted(letter: str, text: str, options: dict[str, str], accepted: 
         a
         for a in accepted
         if part_of(options[letter], options[a])
-        and not all(w[0].isdigit() for w in set(words(options[a])) - set(words(options[letter])))
+        and not all(exact(w) for w in set(words(options[a])) - set(words(options[letter])))
     ]
     if not wider:
         return None

@@ -12,6 +12,8 @@ import functools
 import itertools
 import re
 
+from memory.wording import exact
+
 _ASIDE = re.compile(r"\(([^()]*)\)")
 _CAPITALS = re.compile(r"[A-Z]{2}")
 _GENERIC_TAIL = frozenset({"deficiency", "disease", "syndrome", "disorder", "reflex", "test", "sign"})
@@ -85,7 +87,7 @@ def alike(a: str, b: str) -> bool:
     """Whether two words (of :func:`memory.wording.words`) are one word for naming options."""
     if a == b:
         return True
-    if a[0].isdigit() or b[0].isdigit():
+    if exact(a) or exact(b):
         return False
     a, b = _BRITISH.sub("e", a), _BRITISH.sub("e", b)
     a, b = _BRITISH_ISE.sub("iz", a), _BRITISH_ISE.sub("iz", b)

@@ -15,7 +15,7 @@ from pydantic import BaseModel, ConfigDict
 
 from memory.letters import letters_named, number_alone
 from memory.option_names import alike, spell_initials
-from memory.wording import CHUNK, fold, normal, positive_text, sentences, short_words, stems, words
+from memory.wording import CHUNK, exact, fold, normal, positive_text, sentences, short_words, stems, words
 
 _OPTION = re.compile(r"(?<![A-Za-z0-9°º])\(?([A-Ea-e])\)\s+(.+?)(?=\s+\(?[A-Ea-e]\)\s|$)")
 _ASIDE = re.compile(r"\(([^()]*)\)")
@@ -99,7 +99,7 @@ def _forms(option: str) -> list[set[str]]:
     """
     aside = set(words(" ".join(_ASIDE.findall(option))))
     outside = set(words(_ASIDE.sub(" ", option)))
-    if outside and any(not w[0].isdigit() for w in aside):
+    if outside and any(not exact(w) for w in aside):
         return [outside, aside]
     return [outside | aside]
 

@@ -29,7 +29,10 @@ _STOP = frozenset(_STOP_WORDS.split())
 NEGATION = re.compile(
     r"\b(?:not|no|never|cannot|neither|nor|without|none|instead|rather)\b|n't\b|\bn['’]t\b", re.IGNORECASE
 )
-_WORD = re.compile(r"[a-z]+|\d+(?:\.\d+)?")
+# letters, digits and letters again make one code ("t2n0m0", "hba1c", "cyp2c9"): read as their digits,
+# T2N0M0 and T0N2M0 were one thing. A name and a number ("IGF1", "CD4", "NPHS 2") split into both, so the
+# forms with a hyphen or a space are the same words; so does a number with letters after it ("5mg", "2nd")
+_WORD = re.compile(r"[a-z]+\d+[a-z][a-z\d]*|[a-z]+|\d+(?:\.\d+)?")
 # a colon between digits is a ratio ("1:1000"), a full stop before a digit a decimal point: neither ends anything
 _CLAUSE = re.compile(r"(?:[;!?\n]|(?<!\d):|:(?!\d)|\.(?!\d))+|,\s*(?=but\b|however\b)")
 _SENTENCE = re.compile(r"(?<=[.?!])\s+")
@@ -61,6 +64,20 @@ _RELATIVES = frozenset({"what", "which", "that", "who", "whom", "where", "when",
 _DO_BEFORE = re.compile(r"\b(?:do|does|did)\s*$", re.IGNORECASE)
 
 
+# a pronoun and its verb open a new clause, whatever the negation before them covered: "with no nodes and no
+# distant spread this is T2N0M0" denies nodes and spread, not T2N0M0 (fresh32's truth-1127)
+_PRONOUNS = frozenset({"this", "it", "they", "these", "he", "she", "we"})
+_PRONOUN_VERBS = frozenset({"it's", "it’s", "they're", "they’re", "he's", "she's"})
+
+
+def _new_clause(words: list[str], j: int) -> bool:
+    """Whether ``words[j]`` opens a clause of its own: a pronoun and its verb ("this is", "it's")."""
+    word = words[j].lower().strip("\"'(")
+    if word in _PRONOUN_VERBS:
+        return True
+    return word in _PRONOUNS and j + 1 < len(words) and words[j + 1].lower().strip(",;:.!?") in _AUXILIARY
+
+
 def _main_verb(word: str, before: list[str]) -> bool:
     """Whether ``word``, after the negated verb phrase ``before``, is the copula of the main clause."""
     return word.lower() in _COPULAS and not any(w.lower() in _RELATIVES for w in before)
@@ -83,6 +100,8 @@ def positive_text(chunk: str) -> str:
                 break
             if word.lower() == "without" and j > i + 1 and words[j].lower() in _PHRASE_VERBS:
                 break
+            if j > i + 1 and _new_clause(words, j):
+                break
             dropped.add(j)
             if SCOPE_END.search(words[j]):
                 break
@@ -95,8 +114,13 @@ def positive_text(chunk: str) -> str:
 
 
 def stems(text: str) -> list[str]:
-    """Content-word stems of ``text`` in order (numbers whole, words cut to five letters)."""
-    return [w if w[0].isdigit() else w[:5] for w in words(text)]
+    """Content-word stems of ``text`` in order (numbers and codes whole, words cut to five letters)."""
+    return [w if exact(w) else w[:5] for w in words(text)]
+
+
+def exact(word: str) -> bool:
+    """Whether a word of :func:`words` is a number or a code ("2.5", "t2n0m0"): it matches only itself."""
+    return any(c.isdigit() for c in word)
 
 
 def fold(text: str) -> str:
@@ -111,7 +135,7 @@ def words(text: str) -> list[str]:
     """Content words of ``text`` in order, accents dropped, with plural, "-ing"/"-ed" and "-ies"/"-ied" endings cut."""
     out = []
     for word in _WORD.findall(fold(text)):
-        if word[0].isdigit():
+        if exact(word):
             out.append(word)
         elif len(word) > 2 and word not in _STOP:
             out.append(_unsuffix(word))
@@ -120,7 +144,7 @@ def words(text: str) -> list[str]:
 
 def short_words(text: str) -> list[str]:
     """Two-letter tokens of ``text`` that are not common words ("Sv", "cd"): :func:`words` drops them."""
-    return [w for w in _WORD.findall(fold(text)) if len(w) == 2 and not w[0].isdigit() and w not in _STOP]
+    return [w for w in _WORD.findall(fold(text)) if len(w) == 2 and not exact(w) and w not in _STOP]
 
 
 def _unsuffix(word: str) -> str:
@@ -171,7 +195,10 @@ def negated_spans(text: str) -> list[str]:
             (
                 i
                 for i, w in enumerate(scope)
-                if w.lower() == "but" or w in _DASHES or (verb and i > 0 and _main_verb(w, scope[:i]))
+                if w.lower() == "but"
+                or w in _DASHES
+                or (verb and i > 0 and _main_verb(w, scope[:i]))
+                or (i > 0 and _new_clause(scope, i))
             ),
             len(scope),
         )
