@@ -236,8 +236,10 @@ def answers(
     }
     opening = set().union(*(_opening_pick(said, options, picked) for said in source_said))
     closing = _closing_pick(options, model_final) - picked
-    # in a negative question ("Not a feature of ...") the source may also deny the answer: "X doesn't belong"
-    vouched = closing & (leaning(source_said, options) | denied if negative else leaning(source_said, options) - denied)
+    # in a negative question ("Not a feature of ...") the source may also deny the answer: "X doesn't belong",
+    # or deny it in other words: "what you don't see is sensory loss" for "Sensory changes" (fresh32's truth-1134)
+    leans = leaning(source_said, options)
+    vouched = closing & (leans | denied | leaning(source_said, options, denied=True) if negative else leans - denied)
     unmatched = closing and not closing & (by_words - chosen)  # the chatbot closed on another option
     set_aside = {letter for letter in by_words if _set_aside(source_said, letter, options)}  # fresh25's truth-914
     spoken_for = by_words - chosen - set_aside
@@ -281,15 +283,21 @@ def _closing_pick(options: dict[str, str], model_final: Sequence[str]) -> set[st
     return lettered if len(lettered) == 1 else named if len(named) == 1 else set()
 
 
-def leaning(texts: Sequence[str], options: dict[str, str], beyond: str = "") -> set[str]:
+def leaning(texts: Sequence[str], options: dict[str, str], beyond: str = "", denied: bool = False) -> set[str]:
     """The options one of whose own words (those no other option has) the texts say outside a negation.
 
     Weaker than naming an option: "the periodontium" leans to "Periodontal disease" without naming it.
     Words of ``beyond`` (the question, which a memory may repeat) do not count, as written there: another
-    form of one ("the mandible" for the question's "Mandibular fossa") is the memory's own.
+    form of one ("the mandible" for the question's "Mandibular fossa") is the memory's own. With ``denied``,
+    the words the texts say inside a negation count instead ("what you don't see is sensory loss").
     """
     texts = [spell_initials(said, options) for said in texts]
-    positive = {w for said in texts for c in CHUNK.split(said) for w in words(positive_text(c))}
+    positive = {
+        w
+        for said in texts
+        for c in CHUNK.split(said)
+        for w in (set(words(c)) - set(words(positive_text(c))) if denied else words(positive_text(c)))
+    }
     positive -= set(words(beyond))  # the question's own words; "mandible" is not its "mandibular" (truth-948)
     own_words = _shapes(tuple(options.items()))[0]
     # two-letter words ("AP" of "X-ray lumbar spine- AP view") lean too, where no other option has them

@@ -19,6 +19,7 @@ from memory.gate_terms import Evidence, support_sentences
 from memory.letters import unletter
 from memory.option_gate import ECHO_MIN_STEMS
 from memory.options import named_options, parse_options, question_stem
+from memory.qualifiers import CLAIM_COVER, dropped_qualifier
 from memory.subject_copies import replaced_subject
 from memory.wording import clauses, normal, sentences, stems, stemset
 
@@ -28,8 +29,6 @@ SWAP_COVER = 0.75
 MIX_WORDS = 2
 # the fewest words of a memory sentence found whole in the chatbot's turns that make it the chatbot's
 COPY_WORDS = 3
-# the share of a memory sentence's claim that one source sentence (or two naming the same options) must say
-CLAIM_COVER = 0.85
 # a copy of the chatbot's sentence that carries less than this share of the source sentence it restates
 # is the chatbot's shorthand of it ("Planned is safer than emergency.")
 SHORTHAND = 0.5
@@ -54,36 +53,9 @@ def other_subject(text: str, evidence: Evidence, source: Sequence[str]) -> str |
     widened = widened_subject(text, source)
     if widened is not None:
         return f"says of a whole class what the source said of one of its members: {widened!r}"
-    dropped = dropped_qualifier(text, source)
+    dropped = dropped_qualifier(text, source, evidence.question)
     if dropped is not None:
         return f"says for everyone what the source said only {dropped!r}"
-    return None
-
-
-_POPULATION = (
-    r"(?:wom[ae]n|m[ae]n|child(?:ren)?|kids?|adults?|infants?|neonates?|newborns?|(?:the\s+)?elderly|"
-    r"older\s+(?:adults|people|patients)|pregnan(?:cy|t\s+women)|males?|females?|boys?|girls?|adolescents?)"
-)
-_QUALIFIER = re.compile(rf"\b(?:in|among)\s+{_POPULATION}\b", re.IGNORECASE)
-
-
-def dropped_qualifier(text: str, source: Sequence[str]) -> str | None:
-    """The qualifier ("in women") of a source sentence that a memory sentence restates without it, if any.
-
-    "In women breast carcinoma is far and away the commonest primary behind uveal metastases" is not
-    "Breast cancer is far and away the commonest primary ...": the expert limited the claim to a group. A
-    memory sentence that restates CLAIM_COVER of the sentence's other words, and has no word of the
-    qualifier anywhere, widens it to everyone.
-    """
-    mine = set(stems(text))
-    for said in (one for turn in source for one in sentences(turn)):
-        for qualifier in _QUALIFIER.finditer(said):
-            group = set(stems(qualifier.group(0)))
-            rest = set(stems(said)) - group
-            if not group or group & mine or len(rest) < ECHO_MIN_STEMS:
-                continue
-            if any(len(set(stems(one)) & rest) >= CLAIM_COVER * len(rest) for one in sentences(text)):
-                return qualifier.group(0)
     return None
 
 

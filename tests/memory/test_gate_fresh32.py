@@ -1,5 +1,6 @@
 """The truth gate on what fresh32 found (session 20, read in full): option codes such as TNM stages are
-words of their own, and a pronoun with its verb ends what a negation covers."""
+words of their own, a pronoun with its verb ends what a negation covers, a negative question's answer may
+be denied in other words, and a memory may not drop the question's subject that opens a sentence."""
 
 from __future__ import annotations
 
@@ -64,3 +65,43 @@ def test_the_expert_s_stage_is_accepted_and_only_its_own_code_is_supported() -> 
     swapped = "A 3 cm breast lump with no palpable nodes and no metastases is staged T0N2M0."
     verdict = check(swapped, MemoryType.RESIDUAL, facts)
     assert not verdict.ok
+
+
+SCURVY = "Which is not a feature of scurvy? A) Gum bleeding B) Poor wound healing C) Corkscrew hairs D) Night blindness"
+
+
+def test_in_a_negative_question_the_expert_may_deny_the_answer_in_other_words() -> None:
+    # fresh32's truth-1134: "What you don't see is sensory loss" for the option "Sensory changes", and the
+    # chatbot closing on it; no option was known as accepted, so the answer was never spelt out
+    said = ["No. Gums bleed, wounds break down and hairs coil. What scurvy does not give you is blindness."]
+    facts = rejected_then_accepted(SCURVY, "A) Gum bleeding. Vitamin C keeps the gums intact.", said, "D) then.")
+    assert known_answers(facts).accepted == {"D"}
+    # the closing must agree: closing on an option the expert's words do not lean to accepts nothing
+    said = ["No. Gums bleed and wounds break down. What scurvy does not give you is blindness."]
+    other = rejected_then_accepted(SCURVY, "A) Gum bleeding. Vitamin C keeps the gums intact.", said, "C) then.")
+    assert known_answers(other).accepted == set()
+
+
+THYROID = (
+    "The drug of choice for hyperthyroidism in the first trimester of pregnancy is: A) Carbimazole "
+    "B) Propylthiouracil C) Radioactive iodine D) Propranolol"
+)
+
+
+def test_a_memory_may_not_drop_the_question_s_subject_that_opens_the_expert_s_sentence() -> None:
+    # fresh32's truth-1117: "With vivax the gametocytes show up early ..." stored without "With vivax", as
+    # if true of every Plasmodium; fresh7's truth-373 ("For a testis, Bouin's is the routine fixative")
+    said = [
+        "No, carbimazole can harm the embryo. In the first trimester propylthiouracil is preferred, because it "
+        "crosses the placenta less and carries no embryopathy."
+    ]
+    facts = rejected_then_accepted(THYROID, "A) Carbimazole. It is the usual drug.", said, "B) then.")
+    widened = "Propylthiouracil is preferred, because it crosses the placenta less and carries no embryopathy."
+    verdict = check(widened, MemoryType.RESIDUAL, facts)
+    assert not verdict.ok and "In the first trimester" in verdict.detail
+    kept = "In the first trimester propylthiouracil is preferred, because it crosses the placenta less."
+    assert check(kept, MemoryType.RESIDUAL, facts).ok
+    # an opening on words the question lacks limits nothing the memory could drop
+    other = ["With a large goitre, surgery is considered after the first trimester."]
+    facts = rejected_then_accepted(THYROID, "A) Carbimazole. It is the usual drug.", other, "B) then.")
+    assert check("Surgery is considered after the first trimester.", MemoryType.RESIDUAL, facts).ok
