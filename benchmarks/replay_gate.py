@@ -1,6 +1,7 @@
 """Replay the truth gate over every memory candidate recorded in ``docs/runs/truth-fresh*.txt`` (no model).
 
 Run:  .venv/bin/python benchmarks/replay_gate.py [--runs GLOB] [--out FILE] [--against FILE]
+      .venv/bin/python benchmarks/replay_gate.py --lifecycle RUN_DIR --scenario FILE [--out FILE] [--against FILE]
 
 Each recorded run of ``bench_truth.py`` lists, per conversation, every committed memory and every refused
 candidate with its type. The replay gives each of those texts to the gate as it is now
@@ -9,6 +10,11 @@ from ``data/truth_conversations.jsonl``, and writes one verdict per candidate to
 With ``--against`` (the output of an earlier replay, e.g. made on another commit with
 ``PYTHONPATH=<other checkout>``) it prints every candidate whose verdict changed, so a gate change is
 checked against everything the model has ever proposed before it is measured on an unseen split.
+
+With ``--lifecycle RUN_DIR --scenario FILE`` it replays a ``mark lifecycle run`` instead: every candidate
+the gate judged in stage 2 (its audit log: refused ones with their reason, committed ones with their
+text), each with that record's correction transcript (``progress.jsonl``) and reference answer, so a gate
+changed after the run can be checked against what the run stored.
 
 The replay is an approximation of the run, good for comparing two gates, not for scoring one: the run's
 texts are recorded after the gate's rewriting (letters spelt out, a short answer introduced by its
@@ -22,6 +28,7 @@ from __future__ import annotations
 import argparse
 import json
 import re
+import sqlite3
 import sys
 from collections import Counter
 from pathlib import Path
@@ -62,6 +69,52 @@ def recorded(paths: list[Path]) -> list[dict[str, str]]:
     return rows
 
 
+def lifecycle(run_dir: Path, scenario_file: Path) -> tuple[list[dict[str, str]], dict[str, dict[str, Any]]]:
+    """The candidates a lifecycle run's stage 2 gave the gate, and each correction's turns and reference."""
+    from memory.audit_events import EventKind, read_event
+    from memory.crypto import TextCipher
+    from scenarios.schema import load_scenario
+
+    scenario = load_scenario(scenario_file)
+    conversations: dict[str, dict[str, Any]] = {}
+    for line in (run_dir / "progress.jsonl").read_text(encoding="utf-8").splitlines():
+        done = json.loads(line)
+        if done.get("stage") == 2 and "transcript" in done.get("result", {}):
+            record = scenario.record(done["unit"])
+            conversations[f"{scenario.name}:{record.id}"] = {
+                "turns": done["result"]["transcript"],
+                "reference": record.reference(),
+            }
+    audit = run_dir / "store" / "audit.sqlite3"
+    db = sqlite3.connect(f"file:{audit}?mode=ro", uri=True)  # read-only: the run may still be writing
+    query = "SELECT seq, memory_id, kind, at, rev, actor, detail, committed FROM events WHERE committed = 1"
+    rows: list[dict[str, str]] = []
+    for row in db.execute(query + " ORDER BY seq"):
+        event = read_event(row, TextCipher(), str(audit))
+        if event.kind is EventKind.REJECT and event.actor == "truth-gate":
+            said = event.detail
+            verdict, status = said["reason"].split(":")[0], "refused"
+        elif event.kind is EventKind.CREATE and "gate" in event.detail:
+            said, verdict = event.detail["record"], "ok"
+            said = {**said, "conversation_id": said["provenance"]["conversation_id"]}
+            status = said["status"]
+        else:
+            continue
+        if said["conversation_id"] in conversations:
+            rows.append(
+                {
+                    "id": said["conversation_id"],
+                    "run": run_dir.name,
+                    "recorded": verdict,
+                    "status": status,
+                    "type": said["type"],
+                    "text": said["text"],
+                }
+            )
+    db.close()
+    return rows, conversations
+
+
 def replay(rows: list[dict[str, str]], conversations: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
     """The gate's verdict now on each recorded candidate."""
     from agents.building import BuildState, Candidate, Turn
@@ -76,7 +129,8 @@ def replay(rows: list[dict[str, str]], conversations: dict[str, dict[str, Any]])
             continue
         if row["id"] not in facts_of:
             turns = [Turn(role=t["role"], content=t["content"]) for t in conv["turns"]]
-            facts_of[row["id"]] = evidence(BuildState(turns, "sme-1", source=Source.SME, domain="medicine"))
+            state = BuildState(turns, "sme-1", source=Source.SME, domain="medicine", evidence=conv.get("reference", ""))
+            facts_of[row["id"]] = evidence(state)
         candidate = Candidate(
             type=MemoryType(row["type"]),
             text=row["text"],
@@ -107,9 +161,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--runs", default=RUNS, help="glob of recorded bench_truth outputs, from the repo root")
     parser.add_argument("--out", type=Path, help="write the verdicts here (JSON lines)")
     parser.add_argument("--against", type=Path, help="an earlier replay's output: print what changed")
+    parser.add_argument("--lifecycle", type=Path, help="a lifecycle run's --out folder: replay its stage 2")
+    parser.add_argument("--scenario", type=Path, help="with --lifecycle: the scenario file it ran")
     args = parser.parse_args(argv)
-    conversations = {c["id"]: c for c in map(json.loads, DATA.read_text(encoding="utf-8").splitlines())}
-    rows = recorded(sorted(ROOT.glob(args.runs)))
+    if args.lifecycle:
+        if not args.scenario:
+            parser.error("--lifecycle needs --scenario (the scenario file the run used)")
+        rows, conversations = lifecycle(args.lifecycle, args.scenario)
+    else:
+        conversations = {c["id"]: c for c in map(json.loads, DATA.read_text(encoding="utf-8").splitlines())}
+        rows = recorded(sorted(ROOT.glob(args.runs)))
     results = replay(rows, conversations)
     tally = Counter("ok" if r["ok"] else r["reason"] for r in results)
     print(

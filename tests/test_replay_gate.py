@@ -56,3 +56,64 @@ def test_the_gate_judges_each_candidate_and_a_changed_verdict_is_reported(tmp_pa
     before = [{**now[0], "ok": not now[0]["ok"], "reason": "unsaid"}, *now[1:]]
     assert replay.changed(now, before) == [(before[0], now[0])]
     assert replay.changed(now, now) == []
+
+
+def test_a_lifecycle_run_is_replayed_from_its_audit_log_with_each_correction_s_transcript(tmp_path: Path) -> None:
+    from datetime import UTC, datetime
+
+    from memory.audit import AuditLog
+    from memory.audit_events import EventKind
+
+    replay = replay_module()
+    scenario = Path(__file__).resolve().parents[1] / "scenarios" / "data" / "tropicamide.yaml"
+    transcript = [
+        {"role": "user", "content": "Concentration of tropicamide:\nA) 0.01\nB) 0.02\nC) 0.03\nD) 0.04"},
+        {"role": "assistant", "content": "B) 0.02, the usual strength."},
+        {"role": "user", "content": "No. Tropicamide drops are 0.5% to 1%, so it is A) 0.01."},
+        {"role": "assistant", "content": "Understood, A) 0.01."},
+    ]
+    progress = [
+        {"stage": 1, "unit": "tropicamide", "result": {"answer": "B"}},  # no transcript: not a correction
+        {"stage": 2, "unit": "tropicamide", "result": {"transcript": transcript}},
+    ]
+    (tmp_path / "progress.jsonl").write_text("".join(json.dumps(p) + "\n" for p in progress), encoding="utf-8")
+    audit = AuditLog(tmp_path / "store" / "audit.sqlite3")
+    at, here = datetime(2026, 11, 29, tzinfo=UTC), "tropicamide:tropicamide"
+    refused = {"conversation_id": here, "reason": "copied_example: the prompt's example", "type": "llm_response"}
+    kept = {"provenance": {"conversation_id": here}, "status": "active", "type": "residual"}
+    seqs = [
+        audit.append("m1", EventKind.REJECT, at, 0, "truth-gate", {**refused, "text": "Ethosuximide treats absence."}),
+        audit.append(
+            "m2",
+            EventKind.CREATE,
+            at,
+            1,
+            "committer",
+            {
+                "gate": "supported",
+                "record": {
+                    **kept,
+                    "text": ("Tropicamide eye drops are used at 0.5% to 1%, which is 0.01 as a decimal."),
+                },
+            },
+        ),
+        audit.append(
+            "m3",
+            EventKind.REJECT,
+            at,
+            0,
+            "truth-gate",
+            {**refused, "conversation_id": "tropicamide:other", "text": "Not a conversation of this run."},
+        ),
+    ]
+    audit.commit(seqs)
+    audit.append("m4", EventKind.REJECT, at, 0, "truth-gate", {**refused, "text": "An uncommitted leftover."})
+    audit.close()
+    rows, conversations = replay.lifecycle(tmp_path, scenario)
+    assert [(r["id"], r["recorded"], r["status"], r["type"]) for r in rows] == [
+        (here, "copied_example", "refused", "llm_response"),
+        (here, "ok", "active", "residual"),
+    ]
+    assert conversations[here]["reference"].startswith("The answer is A) 0.01.")
+    now = replay.replay(rows, conversations)
+    assert [(r["ok"], r["reason"]) for r in now] == [(False, "copied_example"), (True, "supported")]
