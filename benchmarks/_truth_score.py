@@ -19,7 +19,7 @@ COMMITTED = ("active", "probationary", "pending_review")
 PENDING = "pending_review"
 SHARED_TYPE = "residual"
 QUESTION_TYPE = "user_question"
-SPLITS = ("dev", "test", "fresh", *(f"fresh{n}" for n in range(2, 33)))
+SPLITS = ("dev", "test", "fresh", *(f"fresh{n}" for n in range(2, 34)))
 
 # -- text rules ----------------------------------------------------------------------------------
 _FOLD = str.maketrans("\u2010\u2011\u2012\u2013\u2014\u2212\u2018\u2019\u201c\u201d\u00a0", "------''\"\" ")
@@ -38,7 +38,7 @@ MISTAKES = ("mistak", "wrong", "incorrect", "error", "erroneous", "false", "reje
 TERMS = re.compile(
     r"\b(?:standard|refractive|inborn|sampling|random|systematic|measurement|type\s+(?:i|ii|1|2))\s+errors?\b"
     r"|\berrors?\s+of\s+(?:refraction|metabolism)\b"
-    r"|\bfalse[\s-]+(?:positives?|negatives?|aneurysms?|labou?r|ribs?|pelvis|vocal|cysts?|localising|localizing)\b"
+    r"|\bfalse[\s-]+(?:positives?|negatives?|aneurysms?|labou?r|ribs?|pelvis|vocal|cysts?|localising|localizing|evidence)\b"
     r"|\brejections?\b"
 )
 WINDOW_BEFORE, WINDOW_AFTER = 4, 3

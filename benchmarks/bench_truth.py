@@ -71,7 +71,9 @@ session 18's rules and used once. Truth-1081..truth-1115 are the ``fresh31`` spl
 session 19's rules and used once. Truth-1116..truth-1150 are the ``fresh32`` split,
 written the same way after session 20's rules were begun (by a writer told to avoid every row of this file
 and of the bundled scenarios, whose brief named example letter-only forms, among them those session 20's
-letter rule was written for) and used once.
+letter rule was written for) and used once (then read while writing session 21's rules). Truth-1151..truth-1185
+are the ``fresh33`` split, written blind after session 21's rules by a writer told to avoid every row of
+this file and of the bundled scenarios and given no example wording for any style.
 
 Each conversation is built with ``agents.team.build_memories`` (SME source, domain medicine) into a
 FRESH temporary store, with the real model loaded once. Then every memory in the store is read back

@@ -8,7 +8,8 @@ candidate with its type. The replay gives each of those texts to the gate as it 
 (:func:`agents.truth.judge`, the same pure function the memory-building team calls) with the conversation
 from ``data/truth_conversations.jsonl``, and writes one verdict per candidate to ``--out`` (JSON lines).
 With ``--against`` (the output of an earlier replay, e.g. made on another commit with
-``PYTHONPATH=<other checkout>``) it prints every candidate whose verdict changed, so a gate change is
+``PYTHONPATH=<other checkout>``) it prints every candidate whose verdict changed, or whose conversation's
+accepted and rejected options did (they decide what the spelt-out fallback writes), so a gate change is
 checked against everything the model has ever proposed before it is measured on an unseen split.
 
 With ``--lifecycle RUN_DIR --scenario FILE`` it replays a ``mark lifecycle run`` instead: every candidate
@@ -120,6 +121,7 @@ def replay(rows: list[dict[str, str]], conversations: dict[str, dict[str, Any]])
     from agents.building import BuildState, Candidate, Turn
     from agents.truth import evidence, judge
     from memory.models import Category, MemoryType, Source
+    from memory.option_gate import known_answers
 
     facts_of: dict[str, Any] = {}
     out: list[dict[str, Any]] = []
@@ -138,21 +140,38 @@ def replay(rows: list[dict[str, str]], conversations: dict[str, dict[str, Any]])
             mistake=bool(_MISTAKE_WORDING.search(row["text"])),
         )
         verdict = judge(Source.SME, facts_of[row["id"]], candidate)
-        out.append({**row, "ok": verdict.ok, "reason": verdict.reason.value, "detail": verdict.detail})
+        known = known_answers(facts_of[row["id"]])  # what the spelt-out fallback writes depends on it
+        out.append(
+            {
+                **row,
+                "ok": verdict.ok,
+                "reason": verdict.reason.value,
+                "detail": verdict.detail,
+                "accepted": sorted(known.accepted),
+                "rejected": sorted(known.rejected),
+            }
+        )
     return out
 
 
 def changed(now: list[dict[str, Any]], before: list[dict[str, Any]]) -> list[tuple[dict[str, Any], dict[str, Any]]]:
-    """Pairs (before, now) of the same recorded candidate whose verdict differs."""
+    """Pairs (before, now) of the same recorded candidate whose verdict, or its conversation's known answers, differ.
+
+    A replay written before the known answers were kept compares on the verdict alone.
+    """
 
     def key(r: dict[str, Any]) -> tuple[str, str, str, str]:
         return (r["run"], r["id"], r["type"], r["text"])
+
+    def seen(r: dict[str, Any], answers: bool) -> tuple[Any, ...]:
+        return (r["ok"], r["reason"], r.get("accepted"), r.get("rejected")) if answers else (r["ok"], r["reason"])
 
     earlier = {key(r): r for r in before}
     return [
         (earlier[key(r)], r)
         for r in now
-        if key(r) in earlier and (earlier[key(r)]["ok"], earlier[key(r)]["reason"]) != (r["ok"], r["reason"])
+        if key(r) in earlier
+        and seen(earlier[key(r)], "accepted" in earlier[key(r)]) != seen(r, "accepted" in earlier[key(r)])
     ]
 
 
@@ -186,6 +205,9 @@ def main(argv: list[str] | None = None) -> int:
         for old, new in diffs:
             was = "ok" if old["ok"] else old["reason"]
             now = "ok" if new["ok"] else new["reason"]
+            if was == now:  # the same verdict: the conversation's known answers moved
+                was = f"accepted {old['accepted']} rejected {old['rejected']}"
+                now = f"accepted {new['accepted']} rejected {new['rejected']}"
             print(f"  {new['id']} {new['type']}: {was} -> {now} | {new['text'][:160]}")
     return 0
 

@@ -113,6 +113,9 @@ def test_medical_terms_made_of_a_mistake_word_call_nothing_a_mistake() -> None:
     graft = [["tacrolimus"], ["rejection"]]
     assert bench.supports("Tacrolimus prevents graft rejection after a kidney transplant.", graft)
     assert bench.asserts("False ribs and tacrolimus prevent rejection.", graft)
+    # and fresh33's: "false evidence" is the legal term for lying under oath
+    perjury = [["193"], ["ipc", "false evidence"]]
+    assert bench.supports("Giving false evidence is punishable under IPC 193.", perjury)
     # a mistake word beside one is still one
     assert not bench.supports("Saying tacrolimus prevents graft rejection is an error.", graft)
     assert not bench.asserts("It is wrong that tacrolimus prevents rejection.", graft)
@@ -239,7 +242,7 @@ def test_data_size_styles_and_splits(conversations: list[dict[str, Any]]) -> Non
     # 001-020 were written as the dev split; 021 and 023 moved there after their results were read while
     # the truth gate was being tuned (a number is never reported on the data it was tuned on)
     assert dev == [f"truth-{n:03d}" for n in range(1, 21)] + ["truth-021", "truth-023"]
-    splits = ("dev", "test", "fresh", *(f"fresh{n}" for n in range(2, 33)))
+    splits = ("dev", "test", "fresh", *(f"fresh{n}" for n in range(2, 34)))
     assert {c["split"] for c in conversations} == set(splits)
     for split in splits:
         assert {c["style"] for c in conversations if c["split"] == split} == STYLES, split
@@ -306,6 +309,8 @@ def test_data_size_styles_and_splits(conversations: list[dict[str, Any]]) -> Non
     assert [c["id"] for c in conversations if c["split"] == "fresh31"] == [f"truth-{n:03d}" for n in range(1081, 1116)]
     # fresh32 (1116-1150) was written blind during session 20, the same way, and is used once
     assert [c["id"] for c in conversations if c["split"] == "fresh32"] == [f"truth-{n:03d}" for n in range(1116, 1151)]
+    # fresh33 (1151-1185) was written blind after session 21's rules, with no example wording, and is used once
+    assert [c["id"] for c in conversations if c["split"] == "fresh33"] == [f"truth-{n:03d}" for n in range(1151, 1186)]
 
 
 def test_every_row_is_well_formed(conversations: list[dict[str, Any]]) -> None:

@@ -56,6 +56,13 @@ def test_the_gate_judges_each_candidate_and_a_changed_verdict_is_reported(tmp_pa
     before = [{**now[0], "ok": not now[0]["ok"], "reason": "unsaid"}, *now[1:]]
     assert replay.changed(now, before) == [(before[0], now[0])]
     assert replay.changed(now, now) == []
+    # the same verdict on a conversation whose accepted option moved is a change too (the fallback writes it)
+    assert now[0]["accepted"] and now[0]["rejected"]
+    moved = [{**now[0], "accepted": []}, *now[1:]]
+    assert replay.changed(now, moved) == [(moved[0], now[0])]
+    # an older replay without the known answers compares on the verdict alone
+    older = [{k: v for k, v in r.items() if k not in {"accepted", "rejected"}} for r in now]
+    assert replay.changed(now, older) == []
 
 
 def test_a_lifecycle_run_is_replayed_from_its_audit_log_with_each_correction_s_transcript(tmp_path: Path) -> None:
