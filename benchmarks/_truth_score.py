@@ -170,10 +170,23 @@ def about_question(memory: str, words: Sequence[str]) -> bool:
 
 
 # -- scoring ----------------------------------------------------------------------------------------
+def fact_keywords(conv: dict[str, Any], i: int) -> list[list[str]]:
+    """The keyword groups of asserted fact ``i``; the corrected fact's (0) also take the key option as written.
+
+    A memory may name the answer in the dataset's own spelling ("Mineralocoicoids") where the writer's
+    keywords have the usual one; an option shorter than five letters ("IA") would match inside words.
+    """
+    groups = [list(group) for group in conv["asserted"][i]["keywords"]]
+    answer = fold(conv["options"][conv["key"]]) if i == 0 and "options" in conv else ""
+    if len(answer) >= 5 and answer not in groups[0]:
+        groups[0].append(answer)
+    return groups
+
+
 def score_memory(memory: dict[str, Any], conv: dict[str, Any]) -> dict[str, Any]:
     """Verdicts for one stored memory against one conversation's facts and false claims."""
     text = memory["text"]
-    supported_by = [i for i, f in enumerate(conv["asserted"]) if supports(text, f["keywords"])]
+    supported_by = [i for i in range(len(conv["asserted"])) if supports(text, fact_keywords(conv, i))]
     false_by = [i for i, f in enumerate(conv["false_claims"]) if asserts(text, f["keywords"])]
     on_question = memory["type"] == QUESTION_TYPE and about_question(text, stem_words(conv["question"]))
     supported = bool(supported_by) or on_question

@@ -140,6 +140,7 @@ from _truth_score import (  # noqa: F401  (re-exported for the tests)
     SPLITS,
     about_question,
     asserts,
+    fact_keywords,
     fold,
     matches,
     score_conversation,

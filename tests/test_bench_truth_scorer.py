@@ -186,6 +186,34 @@ def test_recall_needs_the_corrected_fact() -> None:
     assert not score["recall"]
 
 
+def test_the_corrected_fact_may_name_the_key_option_as_the_dataset_spells_it() -> None:
+    # the dataset's "Mineralocoicoids" is the answer, whatever spelling the writer's keywords have
+    conv = {
+        **CONV,
+        "question": "Which hormones does the zona glomerulosa make? A) Glucocorticoids B) Mineralocoicoids "
+        "C) Androgens D) Catecholamines",
+        "options": {"A": "Glucocorticoids", "B": "Mineralocoicoids", "C": "Androgens", "D": "Catecholamines"},
+        "key": "B",
+        "asserted": [
+            {
+                "fact": "The zona glomerulosa makes mineralocorticoids.",
+                "keywords": [["mineralocorticoid"], ["glomerulosa"]],
+            }
+        ],
+        "false_claims": [
+            {"claim": "The zona glomerulosa makes glucocorticoids.", "keywords": [["glucocorticoid"], ["glomerulosa"]]}
+        ],
+    }
+    spelt = "For the question 'Which hormones does the zona glomerulosa make', the answer is Mineralocoicoids."
+    assert bench.score_conversation(conv, [_memory(spelt)])["recall"]
+    # still framed like any keyword: named as a mistake, it is no support
+    framed = "The zona glomerulosa making Mineralocoicoids is wrong."
+    assert not bench.score_conversation(conv, [_memory(framed)])["recall"]
+    # an option too short to match only as a word (five letters at least) is not taken
+    short = {**conv, "options": {**conv["options"], "B": "IA"}}
+    assert bench.fact_keywords(short, 0) == [["mineralocorticoid"], ["glomerulosa"]]
+
+
 def test_summarise_micro_averages_and_costs() -> None:
     good = bench.score_conversation(CONV, [_memory("Relapse in vivax is caused by hypnozoites.")])
     bad = bench.score_conversation(
