@@ -53,13 +53,15 @@ import re
 from collections.abc import Sequence
 
 from memory.answer_topic import answer_drawn_from_elsewhere, filed_elsewhere
+from memory.arithmetic import miscalculated
 from memory.gate_terms import UNSAID_SHARE, Evidence, GateReason, GateVerdict, example_pairs, support_sentences
 from memory.letters import unletter
+from memory.mistakes import mistake_check
 from memory.models import MemoryType
 from memory.option_gate import (
     accepted_option,
     answer_without_topic,
-    known_answers,
+    names_accepted,
     option_check,
     rejected_answer_copy,
     rejected_echo,
@@ -264,7 +266,7 @@ def check(text: str, memory_type: MemoryType, evidence: Evidence, *, mistake: bo
 
     ``mistake`` marks a memory worded as a mistake to avoid (it may name the rejected answer).
     """
-    first = _empty_or_copied(text, memory_type, evidence)
+    first = _empty_or_copied(text, memory_type, evidence) or miscalculated(text)
     if first is not None:
         return first
     mistake = mistake and bool(_MISTAKE.search(text))  # only a memory worded as a mistake may name one
@@ -274,7 +276,7 @@ def check(text: str, memory_type: MemoryType, evidence: Evidence, *, mistake: bo
     if unsaid is not None:
         return unsaid
     if mistake:
-        return _mistake_check(text, evidence)
+        return mistake_check(text, evidence)
     source = (
         [*evidence.source_said, evidence.reference]
         if memory_type is not MemoryType.USER_QUESTION
@@ -304,10 +306,22 @@ def check(text: str, memory_type: MemoryType, evidence: Evidence, *, mistake: bo
         borrowed = _borrowed(text, evidence, source)
         if borrowed is not None:
             return borrowed
+    return _supported(text, memory_type, evidence, source)
+
+
+def _supported(text: str, memory_type: MemoryType, evidence: Evidence, source: Sequence[str]) -> GateVerdict:
+    """The source sentence that best supports the memory; none refuses it, unless it names the accepted answer.
+
+    "Tamoxifen is ... recommended for patients with breast cancer" from a question that said "She is now on
+    tamoxifen", after an expert who only said what is not recommended (fresh33's truth-1163).
+    """
     positive = asserted_stems(text)
     best = [(share, c) for share, c in support_sentences(text, source) if not negated_stems(c) & positive]
-    where = f"best support: {best[0][1]!r}" if best and best[0][0] > 0 else "supported by the question and source"
-    return GateVerdict(ok=True, reason=GateReason.SUPPORTED, detail=where)
+    if best and best[0][0] > 0:
+        return GateVerdict(ok=True, reason=GateReason.SUPPORTED, detail=f"best support: {best[0][1]!r}")
+    if memory_type is not MemoryType.USER_QUESTION and not names_accepted(text, evidence):
+        return GateVerdict(ok=False, reason=GateReason.UNSAID, detail="nothing the source said supports it")
+    return GateVerdict(ok=True, reason=GateReason.SUPPORTED, detail="supported by the question and source")
 
 
 def _user_report(text: str, evidence: Evidence, source: Sequence[str]) -> GateVerdict | None:
@@ -363,30 +377,3 @@ def _borrowed(text: str, evidence: Evidence, source: Sequence[str]) -> GateVerdi
         detail = f"draws the answer from a premise that is not about the question: {premise!r}"
         return GateVerdict(ok=False, reason=GateReason.UNSAID, detail=detail)
     return None
-
-
-def _mistake_check(text: str, evidence: Evidence) -> GateVerdict:
-    """A mistake to avoid may name the rejected answer, never the answer the source accepted.
-
-    Where that answer is not known, it names no option but the rejected ones: "avoid answering RBC 2-6oC,
-    Platelet 20-22oC, FFP-30oC" (fresh29's truth-1041) named the right option, which the source described in
-    other words; the chatbot's pick was the option with the same words in another order.
-    """
-    options = parse_options(evidence.question)
-    known = known_answers(evidence)
-    named = named_options(text, options)
-    if named & known.accepted:
-        letter = sorted(named & known.accepted)[0]
-        return GateVerdict(
-            ok=False,
-            reason=GateReason.ANSWER_AS_MISTAKE,
-            detail=f"calls the accepted answer {letter}) {options[letter]} a mistake",
-        )
-    if not known.accepted and named - known.rejected:
-        letter = sorted(named - known.rejected)[0]
-        return GateVerdict(
-            ok=False,
-            reason=GateReason.OTHER_OPTION,
-            detail=f"calls {letter}) {options[letter]} a mistake, which nobody rejected",
-        )
-    return GateVerdict(ok=True, reason=GateReason.SUPPORTED, detail="worded as a mistake to avoid")

@@ -54,6 +54,15 @@ def _known_answers(
     return answers(source_said, model_rejected, options, model_final, negative_question(question))
 
 
+def names_accepted(text: str, evidence: Evidence) -> bool:
+    """Whether the memory names an option the source accepted: outside a negation, or written out whole."""
+    options, accepted = parse_options(evidence.question), known_answers(evidence).accepted
+    flat = f" {normal(text)} "
+    return bool(named_options(text, options, positive_only=True) & accepted) or any(
+        f" {normal(options[letter])} " in flat for letter in accepted if normal(options[letter])
+    )
+
+
 def answer_without_topic(text: str, evidence: Evidence) -> bool:
     """A shared memory that names an option and little else, or names it as the answer to part of the question.
 
