@@ -73,7 +73,9 @@ written the same way after session 20's rules were begun (by a writer told to av
 and of the bundled scenarios, whose brief named example letter-only forms, among them those session 20's
 letter rule was written for) and used once (then read while writing session 21's rules). Truth-1151..truth-1185
 are the ``fresh33`` split, written blind after session 21's rules by a writer told to avoid every row of
-this file and of the bundled scenarios and given no example wording for any style.
+this file and of the bundled scenarios and given no example wording for any style, and used once (then read
+while writing the rules of 1788331). Truth-1186..truth-1220 are the ``fresh34`` split, written blind the same
+way after those rules.
 
 Each conversation is built with ``agents.team.build_memories`` (SME source, domain medicine) into a
 FRESH temporary store, with the real model loaded once. Then every memory in the store is read back
