@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 
 from memory.gate_terms import UNSAID_SHARE, Evidence, GateReason, GateVerdict, support_sentences
 from memory.letters import letters_left
@@ -57,10 +57,15 @@ def _known_answers(
 def names_accepted(text: str, evidence: Evidence) -> bool:
     """Whether the memory names an option the source accepted: outside a negation, or written out whole."""
     options, accepted = parse_options(evidence.question), known_answers(evidence).accepted
-    flat = f" {normal(text)} "
-    return bool(named_options(text, options, positive_only=True) & accepted) or any(
-        f" {normal(options[letter])} " in flat for letter in accepted if normal(options[letter])
+    return bool(named_options(text, options, positive_only=True) & accepted) or _written_out(
+        text, [options[letter] for letter in accepted]
     )
+
+
+def _written_out(text: str, options: Iterable[str]) -> bool:
+    """Whether one of the options stands in the text word for word ("II", "t(11,22)": too short for stems)."""
+    flat = f" {normal(text)} "
+    return any(f" {normal(option)} " in flat for option in options if normal(option))
 
 
 def answer_without_topic(text: str, evidence: Evidence) -> bool:
@@ -95,8 +100,7 @@ def says_nothing_new(text: str, evidence: Evidence) -> bool:
     options = parse_options(evidence.question)
     if options and named_options(text, options, positive_only=True):
         return False
-    flat = f" {normal(text)} "
-    if any(f" {normal(option)} " in flat for option in options.values() if normal(option)):
+    if _written_out(text, options.values()):
         return False  # an option too short for stems ("II") or split by its own commas
     asked = set(stems(question_stem(evidence.question)))
     return len([w for w in set(stems(text)) if w not in asked]) < 2
