@@ -69,6 +69,7 @@ from memory.option_gate import (
     says_nothing_new,
 )
 from memory.options import named_options, parse_options, question_stem
+from memory.reasons import unsaid_reason
 from memory.splices import spliced
 from memory.subjects import chatbot_sentence, other_subject, pieced_together
 from memory.user_reports import ASKING as _ASKING
@@ -270,8 +271,11 @@ def check(text: str, memory_type: MemoryType, evidence: Evidence, *, mistake: bo
     if first is not None:
         return first
     mistake = mistake and bool(_MISTAKE.search(text))  # only a memory worded as a mistake may name one
-    unsaid = _unsaid(text, _allowed(memory_type, evidence, mistake), evidence) or _filed_elsewhere(
-        text, memory_type, evidence
+    allowed = _allowed(memory_type, evidence, mistake)
+    unsaid = (
+        _unsaid(text, allowed, evidence)
+        or (None if memory_type is MemoryType.USER_QUESTION else unsaid_reason(text, evidence))
+        or _filed_elsewhere(text, memory_type, evidence)
     )
     if unsaid is not None:
         return unsaid

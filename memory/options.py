@@ -213,8 +213,8 @@ def answers(
     (:func:`negative_question`) the source may speak for the answer by denying it ("What doesn't belong is
     the Aschoff nodule").
     """
-    chosen = {letter for said in model_rejected for letter in named_options(said, options)}
     picked = {letter for said in model_rejected for letter in letters_named(said, options)} & set(options)
+    chosen = {letter for said in model_rejected for letter in _chose(said, options)}
     by_letter: set[str] = set()
     by_words: set[str] = set()
     for said in source_said:
@@ -248,6 +248,16 @@ def answers(
     accepted = by_letter or opening or vouched or (set() if unmatched else spoken_for)
     negated = said_against - accepted
     return Answers(accepted=frozenset(accepted), rejected=frozenset((chosen | negated) - accepted))
+
+
+def _chose(turn: str, options: dict[str, str]) -> set[str]:
+    """The options a chatbot turn chose: its lettered pick, or, with no letter, every option its words name.
+
+    "A) Radiotherapy ... sparing the patient disfiguring surgery" chose A; that its reasons also name both
+    words of "Surgery + Radiotherapy" does not make that option a rejected pick (fresh34's truth-1208).
+    """
+    lettered = letters_named(turn, options) & set(options)
+    return lettered or named_options(turn, options)
 
 
 def _set_aside(source_said: Sequence[str], letter: str, options: dict[str, str]) -> bool:

@@ -105,3 +105,29 @@ def test_a_claim_only_the_question_s_words_support_is_refused() -> None:
     spelt = "For the question 'A woman on letrozole after breast cancer surgery needs follow-up', the answer is "
     spelt += "Yearly mammogram."
     assert check(spelt, MemoryType.RESIDUAL, letter_only).ok
+
+
+SPREAD = (
+    "Hospital stays of eight patients, in days: 2, 3, 3, 4, 4, 5, 6, 60. Which summary suits them best? "
+    "A) Mean B) Median C) Range D) Variance"
+)
+
+
+def test_a_reason_the_expert_never_gave_is_refused_and_one_they_gave_is_kept() -> None:
+    # fresh33's truth-1179: after "It's B." alone, "Median, as the median is the most representative average"
+    # put a reason in the expert's mouth; written here in my own words
+    letter_only = rejected_then_accepted(SPREAD, "A) Mean.", ["It's B."], "B) then.")
+    added = check(
+        "The summary that suits these hospital stays best is Median, as the median is the most typical of them.",
+        MemoryType.RESIDUAL,
+        letter_only,
+    )
+    assert not added.ok and added.reason is GateReason.UNSAID and "reason nobody gave" in added.detail
+    said = ["No, B. One stay of 60 days drags the mean up; the median ignores that outlier."]
+    explained = rejected_then_accepted(SPREAD, "A) Mean.", said, "B) then.")
+    kept = check(
+        "For these hospital stays the median suits best, because one stay of 60 days drags the mean up.",
+        MemoryType.RESIDUAL,
+        explained,
+    )
+    assert kept.ok, kept
