@@ -45,15 +45,16 @@ _LETTER_REFS = (
     re.compile(r"\b(?:[Aa]nswer|[Oo]ption|[Cc]hoice)(?:'s|’s)?\s*(?:is|:|-|=)?\s*\(?([A-E])\b(?![a-z'-])"),
     re.compile(r"\b(?:[Ii]t'?s|[Ii]t is|[Pp]ick|[Cc]hoose|[Gg]o with)\s+\(?([A-E])\b(?![a-z'-])"),
     # a lower-case letter that ends the turn, or a sentence, after "it's", "should be", "the answer is" or
-    # "option": "wrong one. it's c", "should be d", "the answer is b. It drains ..." (fresh31's truth-1081)
+    # "option": "wrong one. it's c", "should be d", "the answer is b. It drains ..." (fresh31's truth-1081), "ans is d"
     re.compile(
-        r"\b(?:[Ii]t'?s|[Ii]t is|[Ii]ts|[Ss]hould(?:'ve|’ve|\s+have)?\s+(?:be|been)|[Aa]nswer(?:'s|’s|\s+is)"
+        r"\b(?:[Ii]t'?s|[Ii]t is|[Ii]ts|[Ss]hould(?:'ve|’ve|\s+have)?\s+(?:be|been)|[Aa]ns(?:wer)?(?:'s|’s|\s+is)"
         r"|[Oo]ption|[Cc]hoice|[Gg]o with|[Pp]ick)\s+\(?([a-e])\)?(?=\s*[.!]*\s*$|\s*[.!]+\s+[A-Z])"
     ),
-    # a whole turn: "c", "(C)", "no — d", "nope... option b", "wrong, the answer is d" (fresh31's truth-1095)
+    # a whole turn: "c", "(C)", "no — d", "nope... option b", "wrong, the answer is d" (fresh31's truth-1095),
+    # "ans is a" (fresh35's truth-1242)
     re.compile(
         rf"^\s*(?:{_VERDICT_OPENS}\b)?[,.!\s\u2013\u2014-]*(?:(?:it'?s|it\s+is|its|go\s+with|pick|choose)\s+)?"
-        r"(?:(?:the\s+)?(?:right\s+|correct\s+)?(?:answer|option|choice)(?:'s|’s|\s+is)?\s*[:=-]?\s+)?"
+        r"(?:(?:the\s+)?(?:right\s+|correct\s+)?(?:answer|ans|option|choice)(?:'s|’s|\s+is)?\s*[:=-]?\s+)?"
         r"\(?([A-Ea-e])\)?\s*[.!]*\s*$",
         re.IGNORECASE,
     ),
