@@ -38,6 +38,30 @@ def filed_elsewhere(text: str, evidence: Evidence) -> GateVerdict | None:
 
 # "<premise>, so for <what the question asks> the right option is <option>", the extractor's answer sentence
 _DRAWN = re.compile(r"^(?P<premise>.+?),\s+so for .+? the (?:right|correct) (?:option|answer) is ", re.IGNORECASE)
+# the question that sentence says it answers
+_ANSWERS = re.compile(r",\s+so for (?P<topic>.+?),? the (?:right|correct) (?:option|answer) is ", re.IGNORECASE)
+
+
+def answers_another_question(text: str, evidence: Evidence) -> GateVerdict | None:
+    """An answer sentence that says it answers a question mostly not the one asked is refused.
+
+    "..., so for the drug of choice in gingiva the right option is Pyogenic granuloma" for "Local irritating
+    factors in gingiva is most likely give rise to" (fresh35's truth-1246): the extractor kept its worked
+    example's question and changed one word. More than half the content words of the question it names must
+    be the asked question's or its options' ("the master switch in iron metabolism" answers "the regulator of
+    iron metabolism"); where only half are, the others must not be the example's.
+    """
+    found = _ANSWERS.search(text)
+    if found is None:
+        return None
+    asked = set(stems(question_stem(evidence.question))) | stemset(parse_options(evidence.question).values())
+    topic = set(stems(found.group("topic")))
+    foreign = topic - asked
+    copied = foreign & stemset([evidence.example])
+    if not asked or len(foreign) * 2 < len(topic) or (len(foreign) * 2 == len(topic) and not copied):
+        return None
+    detail = f"answers {found.group('topic')!r}, which is not the question asked"
+    return GateVerdict(ok=False, reason=GateReason.OFF_TOPIC, detail=detail, unsupported=sorted(topic - asked))
 
 
 def answer_drawn_from_elsewhere(text: str, evidence: Evidence) -> str | None:

@@ -52,7 +52,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from memory.answer_topic import answer_drawn_from_elsewhere, filed_elsewhere
+from memory.answer_topic import answer_drawn_from_elsewhere, answers_another_question, filed_elsewhere
 from memory.arithmetic import miscalculated
 from memory.gate_terms import UNSAID_SHARE, Evidence, GateReason, GateVerdict, example_pairs, support_sentences
 from memory.letters import unletter
@@ -245,7 +245,10 @@ def _useless(text: str, memory_type: MemoryType, evidence: Evidence) -> GateVerd
 
 
 def _filed_elsewhere(text: str, memory_type: MemoryType, evidence: Evidence) -> GateVerdict | None:
-    return filed_elsewhere(text, evidence) if memory_type is MemoryType.LLM_RESPONSE else None
+    if memory_type is MemoryType.USER_QUESTION:
+        return None
+    filed = filed_elsewhere(text, evidence) if memory_type is MemoryType.LLM_RESPONSE else None
+    return filed or answers_another_question(text, evidence)
 
 
 def _rejected_answer(text: str, memory_type: MemoryType, evidence: Evidence) -> GateVerdict | None:
@@ -274,7 +277,7 @@ def check(text: str, memory_type: MemoryType, evidence: Evidence, *, mistake: bo
     allowed = _allowed(memory_type, evidence, mistake)
     unsaid = (
         _unsaid(text, allowed, evidence)
-        or (None if memory_type is MemoryType.USER_QUESTION else unsaid_reason(text, evidence))
+        or (None if memory_type is MemoryType.USER_QUESTION else unsaid_reason(text, evidence, mistake=mistake))
         or _filed_elsewhere(text, memory_type, evidence)
     )
     if unsaid is not None:

@@ -117,8 +117,11 @@ def test_what_the_source_said_passes(text: str, kind: MemoryType) -> None:
 
 
 def test_a_mistake_to_avoid_may_name_the_rejected_answer_only_when_worded_as_one() -> None:
-    avoid = "On the dilator question, avoid this mistake: answering Neostigmine, which raises acetylcholine."
+    avoid = "On the drug that acts on the dilator pupillae, avoid this mistake: answering Neostigmine."
     assert check(avoid, L, dilator(), mistake=True).ok
+    # the chatbot's reason for its pick is not the expert's reason it was wrong (session 23)
+    because = "On the dilator question, avoid this mistake: answering Neostigmine, which raises acetylcholine."
+    assert check(because, L, dilator(), mistake=True).reason is GateReason.UNSAID
     # the same flag on a plain statement of the rejected answer does not exempt it
     plain = "Neostigmine acts on the dilator pupillae like pilocarpine on the sphincter."
     assert check(plain, L, dilator(), mistake=True).reason is GateReason.REJECTED_ANSWER
