@@ -51,11 +51,11 @@ _LETTER_REFS = (
         r"|[Oo]ption|[Cc]hoice|[Gg]o with|[Pp]ick)\s+\(?([a-e])\)?(?=\s*[.!]*\s*$|\s*[.!]+\s+[A-Z])"
     ),
     # a whole turn: "c", "(C)", "no — d", "nope... option b", "wrong, the answer is d" (fresh31's truth-1095),
-    # "ans is a" (fresh35's truth-1242)
+    # "ans is a" (fresh35's truth-1242), "C pls" (fresh36's truth-1270)
     re.compile(
         rf"^\s*(?:{_VERDICT_OPENS}\b)?[,.!\s\u2013\u2014-]*(?:(?:it'?s|it\s+is|its|go\s+with|pick|choose)\s+)?"
         r"(?:(?:the\s+)?(?:right\s+|correct\s+)?(?:answer|ans|option|choice)(?:'s|’s|\s+is)?\s*[:=-]?\s+)?"
-        r"\(?([A-Ea-e])\)?\s*[.!]*\s*$",
+        r"\(?([A-Ea-e])\)?(?:[,\s]+(?:pls|plz|please|thanks|thx|ty))?\s*[.!]*\s*$",
         re.IGNORECASE,
     ),
     # a clause that opens with the letter and calls it right: "C is correct", "B is the one"

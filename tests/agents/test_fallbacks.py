@@ -66,6 +66,7 @@ def test_residual_fallbacks_add_the_experts_words_or_the_spelt_out_answer() -> N
         "nope... option b",
         "nope. second option",
         "ans is b",  # fresh35's truth-1242: "ans is a" was read as no letter, and nothing spelt the answer out
+        "b pls",  # fresh36's truth-1270: "C pls" was read as no letter, and nothing spelt the answer out
     ):
         placed = BuildState([*TURNS[:2], Turn(role="sme", content=said), closing], "sme-1", source=Source.SME)
         assert expert_words(placed, evidence(placed)) is None, said
