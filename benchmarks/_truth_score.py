@@ -19,7 +19,7 @@ COMMITTED = ("active", "probationary", "pending_review")
 PENDING = "pending_review"
 SHARED_TYPE = "residual"
 QUESTION_TYPE = "user_question"
-SPLITS = ("dev", "test", "fresh", *(f"fresh{n}" for n in range(2, 37)))
+SPLITS = ("dev", "test", "fresh", *(f"fresh{n}" for n in range(2, 38)))
 
 # -- text rules ----------------------------------------------------------------------------------
 _FOLD = str.maketrans("\u2010\u2011\u2012\u2013\u2014\u2212\u2018\u2019\u201c\u201d\u00a0", "------''\"\" ")

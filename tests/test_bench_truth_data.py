@@ -51,7 +51,7 @@ def test_data_size_styles_and_splits(conversations: list[dict[str, Any]]) -> Non
     # 001-020 were written as the dev split; 021 and 023 moved there after their results were read while
     # the truth gate was being tuned (a number is never reported on the data it was tuned on)
     assert dev == [f"truth-{n:03d}" for n in range(1, 21)] + ["truth-021", "truth-023"]
-    splits = ("dev", "test", "fresh", *(f"fresh{n}" for n in range(2, 37)))
+    splits = ("dev", "test", "fresh", *(f"fresh{n}" for n in range(2, 38)))
     assert {c["split"] for c in conversations} == set(splits)
     for split in splits:
         assert {c["style"] for c in conversations if c["split"] == split} == STYLES, split
@@ -126,6 +126,8 @@ def test_data_size_styles_and_splits(conversations: list[dict[str, Any]]) -> Non
     assert [c["id"] for c in conversations if c["split"] == "fresh35"] == [f"truth-{n:03d}" for n in range(1221, 1256)]
     # fresh36 (1256-1290) was written blind after session 23's rules, with no example wording
     assert [c["id"] for c in conversations if c["split"] == "fresh36"] == [f"truth-{n:03d}" for n in range(1256, 1291)]
+    # fresh37 (1291-1325) was written blind after session 23's last rule, with no example wording
+    assert [c["id"] for c in conversations if c["split"] == "fresh37"] == [f"truth-{n:03d}" for n in range(1291, 1326)]
 
 
 def test_every_row_is_well_formed(conversations: list[dict[str, Any]]) -> None:
