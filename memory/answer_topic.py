@@ -37,9 +37,10 @@ def filed_elsewhere(text: str, evidence: Evidence) -> GateVerdict | None:
 
 
 # "<premise>, so for <what the question asks> the right option is <option>", the extractor's answer sentence
-_DRAWN = re.compile(r"^(?P<premise>.+?),\s+so for .+? the (?:right|correct) (?:option|answer) is ", re.IGNORECASE)
-# the question that sentence says it answers
-_ANSWERS = re.compile(r",\s+so for (?P<topic>.+?),? the (?:right|correct) (?:option|answer) is ", re.IGNORECASE)
+# (its topic is the question that sentence says it answers)
+_DRAWN = re.compile(
+    r"^(?P<premise>.+?),\s+so for (?P<topic>.+?),? the (?:right|correct) (?:option|answer) is ", re.IGNORECASE
+)
 
 
 def answers_another_question(text: str, evidence: Evidence) -> GateVerdict | None:
@@ -51,7 +52,7 @@ def answers_another_question(text: str, evidence: Evidence) -> GateVerdict | Non
     be the asked question's or its options' ("the master switch in iron metabolism" answers "the regulator of
     iron metabolism"); where only half are, the others must not be the example's.
     """
-    found = _ANSWERS.search(text)
+    found = _DRAWN.match(text.strip())
     if found is None:
         return None
     asked = set(stems(question_stem(evidence.question))) | stemset(parse_options(evidence.question).values())
@@ -61,7 +62,7 @@ def answers_another_question(text: str, evidence: Evidence) -> GateVerdict | Non
     if not asked or len(foreign) * 2 < len(topic) or (len(foreign) * 2 == len(topic) and not copied):
         return None
     detail = f"answers {found.group('topic')!r}, which is not the question asked"
-    return GateVerdict(ok=False, reason=GateReason.OFF_TOPIC, detail=detail, unsupported=sorted(topic - asked))
+    return GateVerdict(ok=False, reason=GateReason.OFF_TOPIC, detail=detail, unsupported=sorted(foreign))
 
 
 def answer_drawn_from_elsewhere(text: str, evidence: Evidence) -> str | None:
